@@ -46,33 +46,40 @@ deps-check: deps
 
 build/obj/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_RELEASE) -c $< -o $@
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS_RELEASE) -c $< -o $@
 
 build/san/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_SAN) -c $< -o $@
+	@echo "  CC san  $<"
+	@$(CC) $(CFLAGS_SAN) -c $< -o $@
 
+# The archive is rebuilt from scratch so a removed source leaves no stale object behind.
 build/librocesim.a: $(REL_OBJS)
 	@mkdir -p build
-	ar rcs $@ $^
+	@rm -f $@ && ar rcs $@ $^
 
 build/librocesim-san.a: $(SAN_OBJS)
 	@mkdir -p build
-	ar rcs $@ $^
+	@rm -f $@ && ar rcs $@ $^
 
 build/rocesim: sim/main.c build/librocesim.a
-	$(CC) $(CFLAGS_RELEASE) $< build/librocesim.a $(LDLIBS) -o $@
+	@echo "  LD      $@"
+	@$(CC) $(CFLAGS_RELEASE) $< build/librocesim.a $(LDLIBS) -o $@
 
 build/rocesim-san: sim/main.c build/librocesim-san.a
-	$(CC) $(CFLAGS_SAN) $< build/librocesim-san.a $(LDLIBS) -o $@
+	@echo "  LD san  $@"
+	@$(CC) $(CFLAGS_SAN) $< build/librocesim-san.a $(LDLIBS) -o $@
 
 build/tests/%: tests/%.c build/librocesim.a tests/testutil.h
 	@mkdir -p build/tests
-	$(CC) $(CFLAGS_RELEASE) $< build/librocesim.a $(LDLIBS) $(TEST_LDLIBS) -o $@
+	@echo "  LD      $@"
+	@$(CC) $(CFLAGS_RELEASE) $< build/librocesim.a $(LDLIBS) $(TEST_LDLIBS) -o $@
 
 build/tests-san/%: tests/%.c build/librocesim-san.a tests/testutil.h
 	@mkdir -p build/tests-san
-	$(CC) $(CFLAGS_SAN) $< build/librocesim-san.a $(LDLIBS) $(TEST_LDLIBS) -o $@
+	@echo "  LD san  $@"
+	@$(CC) $(CFLAGS_SAN) $< build/librocesim-san.a $(LDLIBS) $(TEST_LDLIBS) -o $@
 
 # Every suite, release build then sanitizer build; tests/run-suites prints the closing tally.
 test: build/rocesim $(TESTS_REL)

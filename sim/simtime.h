@@ -5,10 +5,10 @@
 
 typedef uint64_t simtime_t;
 
-#define PS_PER_NS 1000ULL
-#define PS_PER_US 1000000ULL
-#define PS_PER_MS 1000000000ULL
-#define PS_PER_S  1000000000000ULL
+#define PS_PER_NS ((uint64_t)1000)
+#define PS_PER_US ((uint64_t)1000000)
+#define PS_PER_MS ((uint64_t)1000000000)
+#define PS_PER_S  ((uint64_t)1000000000000)
 #define SIMTIME_NEVER UINT64_MAX
 
 /* Time to put `bytes` on a wire of `bps` bits per second, rounded up to a whole picosecond. */

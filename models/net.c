@@ -1,0 +1,440 @@
+/* Building the run-time fabric, the packet pool, links (serialisation + propagation),
+ * transfer dependencies, and the periodic sampler of queues and rates. */
+#include "models/net.h"
+#include <math.h>
+#include <string.h>
+
+struct sampler {
+    FILE *queues, *rates;
+    uint32_t *dirty_ports, ndirty;
+    uint32_t *dirty_qps, ndirtyq;
+    struct timer tick;
+};
+
+/* ---------- packet pool ---------- */
+
+uint32_t pkt_alloc(struct net *n)
+{
+    if (n->pool_free == NONE32) {
+        /* grow geometrically: amortised, never per packet in steady state */
+        uint32_t old = n->pool_cap, cap = old * 2;
+        n->pool = g_renew(struct packet, n->pool, cap);
+        for (uint32_t i = old; i < cap; i++)
+            n->pool[i].next = i + 1 < cap ? i + 1 : NONE32;
+        n->pool_free = old;
+        n->pool_cap = cap;
+    }
+    uint32_t i = n->pool_free;
+    n->pool_free = n->pool[i].next;
+    if (++n->pool_used > n->pool_peak)
+        n->pool_peak = n->pool_used;
+    return i;
+}
+
+/* ---------- links ---------- */
+
+static void port_tx_ready(void *ctx, uint64_t arg);
+
+/* Arrival events carry (receiving port, packet). */
+static void on_arrival(void *ctx, uint64_t pkt)
+{
+    struct port_rt *in = ctx;
+    struct net *n = in->net;
+    if (in->is_host)
+        nic_receive(n, in, (uint32_t)pkt);
+    else
+        switch_receive(n, in, (uint32_t)pkt);
+}
+
+/* Puts a packet on the wire now: the port is idle. */
+void port_send_now(struct net *n, struct port_rt *p, uint32_t i)
+{
+    struct packet *pk = &n->pool[i];
+    uint32_t wire = packet_wire_bytes(pk);
+    simtime_t ser = serialisation_ps(wire, p->rate);
+    simtime_t now = n->eng.now;
+    p->busy_until = now + ser;
+    p->tx_bytes += pk->frame;
+    p->tx_wire_bytes += wire;
+    p->tx_packets++;
+    n->st.packet_hops++;
+    engine_at(&n->eng, now + ser + p->delay, on_arrival, &n->ports[p->peer], i);
+}
+
+/* Starts the next transmission if the port is idle and has something to send. */
+void port_kick(struct net *n, struct port_rt *p)
+{
+    simtime_t now = n->eng.now;
+    if (now < p->busy_until) {
+        timer_set(&p->txt, p->busy_until);
+        return;
+    }
+    uint32_t i;
+    bool more;
+    if (p->is_host) {
+        struct host_rt *h = &n->hosts[p->node];
+        i = nic_dequeue(n, h);
+        if (i == NONE32)
+            return;
+        port_send_now(n, p, i);
+        more = nic_has_work(n, h);
+    } else {
+        i = switch_dequeue(n, p);
+        if (i == NONE32)
+            return;
+        port_send_now(n, p, i);
+        more = false;
+        for (int q = 0; q < NPRIO; q++)
+            if (p->q[q].pkts && !(p->paused & (1u << q)))
+                more = true;
+    }
+    if (more)
+        timer_set(&p->txt, p->busy_until);
+}
+
+static void port_tx_ready(void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct port_rt *p = ctx;
+    port_kick(p->net, p);
+}
+
+/* ---------- transfers ---------- */
+
+static void xfer_start(void *ctx, uint64_t id)
+{
+    struct net *n = ctx;
+    struct xfer_rt *x = &n->xfers[id];
+    x->start = n->eng.now;
+    const struct transfer *t = schedule_get(n->sched, (uint32_t)id);
+    if (t->bytes == 0) {
+        xfer_finished(n, (uint32_t)id);
+        return;
+    }
+    nic_post(n, (uint32_t)id);
+}
+
+void xfer_finished(struct net *n, uint32_t id)
+{
+    struct xfer_rt *x = &n->xfers[id];
+    if (x->state == XF_DONE)
+        return;
+    x->state = XF_DONE;
+    x->end = n->eng.now;
+    n->st.transfers_done++;
+    for (uint32_t k = n->dep_off[id]; k < n->dep_off[id + 1]; k++) {
+        uint32_t d = n->dep_list[k];
+        if (--n->xfers[d].deps_left == 0) {
+            const struct transfer *t = schedule_get(n->sched, d);
+            engine_at(&n->eng, n->eng.now + t->delay, xfer_start, n, d);
+        }
+    }
+    if (n->st.transfers_done == n->nxfers) {
+        n->finished = true;
+        n->last_event_time = n->eng.now;
+        engine_halt(&n->eng);
+    }
+}
+
+/* ---------- sampling ---------- */
+
+static unsigned qhist_bin(uint64_t bytes)
+{
+    if (bytes == 0)
+        return 0;
+    /* 1/8-octave bins: bin = 8*log2(bytes) + 1, capped */
+    double b = 8.0 * log2((double)bytes) + 1;
+    return b >= QHIST_BINS - 1 ? QHIST_BINS - 1 : (unsigned)b;
+}
+
+uint64_t qhist_bin_upper(unsigned bin);
+uint64_t qhist_bin_upper(unsigned bin)
+{
+    if (bin == 0)
+        return 0;
+    return (uint64_t)ceil(exp2((double)bin / 8.0));
+}
+
+static void hist_account(struct port_rt *p, simtime_t now)
+{
+    if (p->hist && now > p->q_sampled_at)
+        p->hist->weight[qhist_bin(p->q_sampled)] += now - p->q_sampled_at;
+    p->q_sampled_at = now;
+}
+
+void sampler_queue_changed(struct net *n, struct port_rt *p)
+{
+    uint64_t tot = 0;
+    for (int q = 0; q < NPRIO; q++)
+        tot += p->q[q].bytes;
+    if (tot > p->max_q)
+        p->max_q = tot;
+    if (p->dirty || !n->sampler)
+        return;
+    p->dirty = true;
+    n->sampler->dirty_ports[n->sampler->ndirty++] = (uint32_t)(p - n->ports);
+}
+
+void sampler_rate_changed(struct net *n, uint32_t qp)
+{
+    struct qp_rt *q = &n->qps[qp];
+    if (q->rate_dirty || !n->sampler)
+        return;
+    q->rate_dirty = true;
+    n->sampler->dirty_qps[n->sampler->ndirtyq++] = qp;
+}
+
+static void sample_tick(void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct net *n = ctx;
+    struct sampler *s = n->sampler;
+    simtime_t now = n->eng.now;
+    uint64_t t_ns = now / PS_PER_NS;
+    for (uint32_t k = 0; k < s->ndirty; k++) {
+        struct port_rt *p = &n->ports[s->dirty_ports[k]];
+        p->dirty = false;
+        uint64_t tot = 0;
+        for (int q = 0; q < NPRIO; q++) {
+            tot += p->q[q].bytes;
+            if (p->q[q].bytes != p->q_sampled_prio[q]) {
+                fprintf(s->queues, "%" G_GUINT64_FORMAT ",%s,%u,%d,%" G_GUINT64_FORMAT "\n", t_ns,
+                        n->topo->nodes[p->node].name, p->local, q, p->q[q].bytes);
+                p->q_sampled_prio[q] = p->q[q].bytes;
+            }
+        }
+        hist_account(p, now);
+        p->q_sampled = tot;
+    }
+    s->ndirty = 0;
+    for (uint32_t k = 0; k < s->ndirtyq; k++) {
+        struct qp_rt *q = &n->qps[s->dirty_qps[k]];
+        q->rate_dirty = false;
+        if (q->cc.rate != q->rate_logged) {
+            fprintf(s->rates, "%" G_GUINT64_FORMAT ",%u,%.4f\n", t_ns, s->dirty_qps[k], q->cc.rate / 1e9);
+            q->rate_logged = q->cc.rate;
+        }
+    }
+    s->ndirtyq = 0;
+    if (!n->finished)
+        timer_set(&s->tick, now + n->sc->queue_sample);
+}
+
+void net_attach_sampler(struct net *n, FILE *queues, FILE *rates);
+void net_attach_sampler(struct net *n, FILE *queues, FILE *rates)
+{
+    struct sampler *s = g_new0(struct sampler, 1);
+    s->queues = queues;
+    s->rates = rates;
+    s->dirty_ports = g_new(uint32_t, n->topo->nports);
+    s->dirty_qps = g_new(uint32_t, n->nqps ? n->nqps : 1);
+    timer_init(&s->tick, &n->eng, sample_tick, n, 0);
+    n->sampler = s;
+}
+
+/* Closes the histograms at the end of the run. */
+void net_flush_samples(struct net *n);
+void net_flush_samples(struct net *n)
+{
+    if (n->sampler)
+        sample_tick(n, 0);
+    for (uint32_t i = 0; i < n->topo->nports; i++)
+        hist_account(&n->ports[i], n->last_event_time);
+}
+
+/* ---------- construction ---------- */
+
+struct qp_key {
+    uint32_t src, dst, tag;
+};
+static guint qp_key_hash(gconstpointer k)
+{
+    const struct qp_key *q = k;
+    return (q->src * 2654435761u) ^ (q->dst * 40503u) ^ (q->tag * 2246822519u);
+}
+static gboolean qp_key_eq(gconstpointer a, gconstpointer b)
+{
+    return memcmp(a, b, sizeof(struct qp_key)) == 0;
+}
+
+struct net *net_build(const struct scenario *sc, const struct topology *topo,
+                      const struct schedule *sched, GError **err)
+{
+    struct net *n = g_new0(struct net, 1);
+    n->sc = sc;
+    n->topo = topo;
+    n->sched = sched;
+    n->cc = cc_ops_for(sc->cc);
+    engine_init(&n->eng, 1 << 16);
+
+    n->pool_cap = 1 << 16;
+    n->pool = g_new(struct packet, n->pool_cap);
+    for (uint32_t i = 0; i < n->pool_cap; i++)
+        n->pool[i].next = i + 1 < n->pool_cap ? i + 1 : NONE32;
+    n->pool_free = 0;
+
+    n->ports = g_new0(struct port_rt, topo->nports);
+    for (uint32_t i = 0; i < topo->nports; i++) {
+        struct port_rt *p = &n->ports[i];
+        const struct topo_port *tp = &topo->ports[i];
+        p->net = n;
+        p->node = tp->node;
+        p->local = tp->index;
+        p->peer = tp->peer;
+        p->rate = tp->rate_bps;
+        p->delay = tp->delay_ps;
+        p->is_host = topo->nodes[tp->node].kind == NODE_HOST;
+        for (int q = 0; q < NPRIO; q++)
+            p->q[q].head = p->q[q].tail = NONE32;
+        timer_init(&p->txt, &n->eng, port_tx_ready, p, 0);
+        if (!p->is_host)
+            p->hist = g_new0(struct qhist, 1);
+    }
+    uint32_t nsw = topo->nnodes - topo->nhosts;
+    n->switches = g_new0(struct switch_rt, nsw ? nsw : 1);
+    for (uint32_t s = 0; s < nsw; s++) {
+        struct switch_rt *w = &n->switches[s];
+        w->node = topo->nhosts + s;
+        rng_init(&w->rng, sc->seed, RNG_STREAM_SWITCH + w->node);
+        w->hash_seed = (uint32_t)(w->node * 0x9e3779b1u) ^ (uint32_t)sc->seed;
+    }
+    n->ctrl_prio_mask = (uint8_t)((1u << sc->cnp_priority) | (1u << sc->ack_priority));
+    for (int q = 0; q < NPRIO; q++)
+        n->dwrr_quantum[q] = 9216; /* equal weights; at least one jumbo frame per round */
+
+    n->hosts = g_new0(struct host_rt, topo->nhosts);
+    for (uint32_t h = 0; h < topo->nhosts; h++) {
+        struct host_rt *hr = &n->hosts[h];
+        hr->node = h;
+        hr->port = topo->nodes[h].first_port;
+        hr->ctrl.head = hr->ctrl.tail = NONE32;
+        hr->pfcq.head = hr->pfcq.tail = NONE32;
+        hr->ready_head = hr->ready_tail = NONE32;
+        for (int q = 0; q < NPRIO; q++)
+            hr->parked_head[q] = NONE32;
+        hr->next_qpn = 0x100;
+    }
+
+    /* transfers, QPs and the dependents graph */
+    n->nxfers = schedule_count(sched);
+    n->xfers = g_new0(struct xfer_rt, n->nxfers ? n->nxfers : 1);
+    n->dep_off = g_new0(uint32_t, n->nxfers + 1);
+    GHashTable *qpmap = g_hash_table_new_full(qp_key_hash, qp_key_eq, g_free, NULL);
+    GArray *qpinit = g_array_new(FALSE, FALSE, sizeof(struct qp_key));
+    for (uint32_t i = 0; i < n->nxfers; i++) {
+        const struct transfer *t = schedule_get(sched, i);
+        if (t->src >= topo->nhosts || t->dst >= topo->nhosts) {
+            g_set_error(err, SCENARIO_ERROR, 1, "transfer %u: host %u does not exist (the fabric has %u hosts)",
+                        i, t->src >= topo->nhosts ? t->src : t->dst, topo->nhosts);
+            g_hash_table_unref(qpmap);
+            g_array_free(qpinit, TRUE);
+            net_free(n);
+            return NULL;
+        }
+        struct xfer_rt *x = &n->xfers[i];
+        x->deps_left = t->ndeps;
+        x->next_on_qp = NONE32;
+        x->qp = NONE32;
+        const uint32_t *deps = schedule_deps(sched, t);
+        for (uint32_t k = 0; k < t->ndeps; k++)
+            n->dep_off[deps[k] + 1]++;
+        if (t->bytes == 0)
+            continue;
+        if (t->src == t->dst) {
+            g_set_error(err, SCENARIO_ERROR, 1, "transfer %u: source and destination are both host %u", i, t->src);
+            g_hash_table_unref(qpmap);
+            g_array_free(qpinit, TRUE);
+            net_free(n);
+            return NULL;
+        }
+        struct qp_key key = { t->src, t->dst, t->qp };
+        gpointer v;
+        if (g_hash_table_lookup_extended(qpmap, &key, NULL, &v)) {
+            x->qp = GPOINTER_TO_UINT(v);
+        } else {
+            x->qp = qpinit->len;
+            g_array_append_val(qpinit, key);
+            g_hash_table_insert(qpmap, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(x->qp));
+        }
+        x->npkts = (uint32_t)((t->bytes + sc->mtu - 1) / sc->mtu);
+    }
+    g_hash_table_unref(qpmap);
+    for (uint32_t i = 0; i < n->nxfers; i++)
+        n->dep_off[i + 1] += n->dep_off[i];
+    n->dep_list = g_new(uint32_t, n->dep_off[n->nxfers] ? n->dep_off[n->nxfers] : 1);
+    uint32_t *fill = g_new0(uint32_t, n->nxfers ? n->nxfers : 1);
+    for (uint32_t i = 0; i < n->nxfers; i++) {
+        const struct transfer *t = schedule_get(sched, i);
+        const uint32_t *deps = schedule_deps(sched, t);
+        for (uint32_t k = 0; k < t->ndeps; k++)
+            n->dep_list[n->dep_off[deps[k]] + fill[deps[k]]++] = i;
+    }
+    g_free(fill);
+
+    n->nqps = qpinit->len;
+    n->qps = g_new0(struct qp_rt, n->nqps ? n->nqps : 1);
+    uint32_t *per_host = g_new0(uint32_t, topo->nhosts);
+    for (uint32_t q = 0; q < n->nqps; q++)
+        per_host[g_array_index(qpinit, struct qp_key, q).src]++;
+    for (uint32_t h = 0; h < topo->nhosts; h++) {
+        n->hosts[h].heap_cap = per_host[h] ? per_host[h] : 1;
+        n->hosts[h].heap = g_new(uint32_t, n->hosts[h].heap_cap);
+    }
+    g_free(per_host);
+    for (uint32_t q = 0; q < n->nqps; q++) {
+        struct qp_key *k = &g_array_index(qpinit, struct qp_key, q);
+        /* the priority of a QP is that of its first transfer */
+        nic_init_qp(n, q, k->src, k->dst, 0);
+    }
+    for (uint32_t i = 0; i < n->nxfers; i++) {
+        const struct transfer *t = schedule_get(sched, i);
+        if (n->xfers[i].qp != NONE32 && n->qps[n->xfers[i].qp].psn_end == 0 && n->qps[n->xfers[i].qp].prio == 0)
+            n->qps[n->xfers[i].qp].prio = t->prio;
+    }
+    g_array_free(qpinit, TRUE);
+
+    for (uint32_t i = 0; i < n->nxfers; i++) {
+        const struct transfer *t = schedule_get(sched, i);
+        if (t->ndeps == 0)
+            engine_at(&n->eng, t->delay, xfer_start, n, i);
+    }
+    if (n->nxfers == 0)
+        n->finished = true;
+    return n;
+}
+
+void net_run(struct net *n)
+{
+    if (n->sampler)
+        timer_set(&n->sampler->tick, 0);
+    engine_run(&n->eng, n->sc->stop);
+    if (!n->finished)
+        n->last_event_time = n->eng.now < n->sc->stop && n->eng.n == 0 ? n->eng.now : n->sc->stop;
+}
+
+void net_free(struct net *n)
+{
+    if (!n)
+        return;
+    engine_free(&n->eng);
+    g_free(n->pool);
+    if (n->ports)
+        for (uint32_t i = 0; i < n->topo->nports; i++)
+            g_free(n->ports[i].hist);
+    g_free(n->ports);
+    g_free(n->switches);
+    if (n->hosts)
+        for (uint32_t h = 0; h < n->topo->nhosts; h++)
+            g_free(n->hosts[h].heap);
+    g_free(n->hosts);
+    g_free(n->qps);
+    g_free(n->xfers);
+    g_free(n->dep_off);
+    g_free(n->dep_list);
+    if (n->sampler) {
+        g_free(n->sampler->dirty_ports);
+        g_free(n->sampler->dirty_qps);
+        g_free(n->sampler);
+    }
+    g_free(n);
+}

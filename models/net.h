@@ -1,0 +1,233 @@
+/* The simulated fabric at run time: ports with their queues, switches, NICs, QPs and
+ * transfers, all in flat arrays indexed by small integers. Built once from the scenario,
+ * topology and schedule; nothing is allocated while packets move (the packet pool and the
+ * event heap grow geometrically if they must). */
+#ifndef ROCESIM_NET_H
+#define ROCESIM_NET_H
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "models/cc.h"
+#include "models/packet.h"
+#include "models/schedule.h"
+#include "models/topology.h"
+#include "sim/engine.h"
+#include "sim/rng.h"
+#include "sim/scenario.h"
+
+#define NPRIO 8
+#define NONE32 UINT32_MAX
+
+/* A FIFO of packets linked through packet.next. */
+struct pktq {
+    uint32_t head, tail;
+    uint32_t pkts;
+    uint64_t bytes;            /* frame bytes (buffer occupancy) */
+};
+
+/* Time-weighted histogram of a port's queue depth (1/8-octave bins) for percentiles. */
+#define QHIST_BINS 256
+struct qhist {
+    simtime_t weight[QHIST_BINS];
+};
+
+struct net;
+
+struct port_rt {
+    struct net *net;           /* owner, for event handlers */
+    uint32_t node, local, peer;
+    uint64_t rate;
+    simtime_t delay;
+    bool is_host;
+    simtime_t busy_until;      /* end of the current transmission */
+    struct timer txt;          /* fires when the port can send again */
+    /* egress queues (switch ports) */
+    struct pktq q[NPRIO];
+    int64_t deficit[NPRIO];    /* DWRR */
+    uint8_t rr;                /* DWRR: next data priority to visit */
+    /* PFC state of this port's transmitter: priorities it must not send */
+    uint8_t paused;
+    /* statistics */
+    uint64_t tx_bytes, tx_wire_bytes, tx_packets;
+    uint64_t ecn_marked;
+    uint64_t drops[NPRIO];
+    uint64_t max_q;            /* max total egress occupancy seen */
+    uint64_t q_sampled;        /* total occupancy at the last sample */
+    simtime_t q_sampled_at;
+    uint64_t q_sampled_prio[NPRIO];
+    bool dirty;                /* queue changed since the last sample */
+    struct qhist *hist;        /* switch ports only */
+};
+
+struct switch_rt {
+    uint32_t node;
+    uint32_t hash_seed;
+    struct rng rng;
+    uint64_t used;             /* bytes in the shared buffer */
+    uint64_t drops;
+};
+
+enum qp_state { QP_IDLE = 0, QP_READY, QP_PACED, QP_PARKED };
+
+struct qp_rt {
+    uint32_t src, dst;
+    uint8_t prio;
+    uint8_t state;
+    uint16_t sport;
+    uint32_t lqpn, rqpn;
+    /* requester */
+    uint32_t psn_end;          /* PSN after the last posted packet */
+    uint32_t snd_nxt, snd_una, max_sent;
+    uint32_t msg_head, msg_tail, cur_msg; /* transfer ids (linked through xfer_rt.next_on_qp) */
+    simtime_t next_avail;      /* pacing: last_tx + last packet's time at the current rate */
+    simtime_t last_tx;         /* when the last data packet started */
+    uint32_t last_wire;        /* its wire bytes */
+    bool sent_any;
+    simtime_t wake_at;         /* key in the pacing heap: min(next_avail, next CC change) */
+    simtime_t last_progress;   /* last ACK progress (retransmission timeout) */
+    struct timer rto;
+    uint32_t next_ready;       /* link in the NIC's ready FIFO or parked list */
+    uint32_t heap_pos;         /* index in the NIC's pacing heap */
+    struct cc_flow cc;
+    double rate_logged;
+    bool rate_dirty;
+    /* responder (lives at dst) */
+    uint32_t epsn;
+    uint32_t unacked;
+    bool nak_sent;
+    simtime_t last_cnp;
+    bool cnp_ever;
+};
+
+struct host_rt {
+    uint32_t node, port;       /* node index, global port index */
+    struct pktq ctrl;          /* ACK, NAK, CNP */
+    struct pktq pfcq;          /* PFC frames this NIC sends */
+    uint32_t ready_head, ready_tail;
+    uint32_t parked_head[NPRIO];
+    uint32_t *heap;            /* pacing heap of QP ids keyed by next_avail */
+    uint32_t heap_n, heap_cap;
+    struct timer wake;         /* earliest paced QP */
+    uint32_t next_qpn;
+    /* mlx5-named counters */
+    uint64_t np_ecn_marked_roce_packets, np_cnp_sent, rp_cnp_handled;
+    uint64_t out_of_sequence, packet_seq_err, local_ack_timeout_err, duplicate_request;
+    uint64_t retransmitted_packets;
+    uint64_t rx_bytes;
+};
+
+enum xfer_state { XF_WAITING = 0, XF_POSTED, XF_DONE };
+
+struct xfer_rt {
+    uint32_t deps_left;
+    uint32_t qp;
+    uint32_t next_on_qp;
+    uint32_t psn_first, npkts;
+    simtime_t start, end;
+    uint8_t state;
+};
+
+struct net_stats {
+    uint64_t packet_hops;
+    uint64_t drops, drops_lossless, drops_prio[NPRIO];
+    uint64_t ecn_marked;
+    uint64_t cnp_sent, cnp_handled;
+    uint64_t retransmitted_packets, timeouts;
+    uint64_t transfers_done;
+};
+
+struct sampler;
+
+struct net {
+    struct engine eng;
+    const struct scenario *sc;
+    const struct topology *topo;
+    const struct schedule *sched;
+    const struct cc_ops *cc;
+
+    struct packet *pool;
+    uint32_t pool_cap, pool_free, pool_used, pool_peak;
+
+    struct port_rt *ports;
+    struct switch_rt *switches;   /* indexed by node - nhosts */
+    struct host_rt *hosts;        /* indexed by node (hosts are 0..H-1) */
+    struct qp_rt *qps;
+    uint32_t nqps;
+    struct xfer_rt *xfers;
+    uint32_t nxfers, npackets_xfers;
+    uint32_t *dep_off, *dep_list; /* dependents of each transfer (CSR) */
+
+    uint8_t ctrl_prio_mask;       /* priorities served with strict priority */
+    uint32_t dwrr_quantum[NPRIO];
+
+    struct net_stats st;
+    struct sampler *sampler;      /* time series output (may be NULL) */
+    simtime_t last_event_time;
+    bool finished;
+};
+
+struct net *net_build(const struct scenario *sc, const struct topology *topo,
+                      const struct schedule *sched, GError **err);
+void net_free(struct net *n);
+/* Runs to completion or to the scenario's stop time. */
+void net_run(struct net *n);
+
+/* packet pool */
+uint32_t pkt_alloc(struct net *n);
+static inline void pkt_free(struct net *n, uint32_t i)
+{
+    n->pool[i].next = n->pool_free;
+    n->pool_free = i;
+    n->pool_used--;
+}
+static inline struct packet *pkt(struct net *n, uint32_t i) { return &n->pool[i]; }
+
+/* queues */
+static inline void pktq_push(struct net *n, struct pktq *q, uint32_t i)
+{
+    n->pool[i].next = NONE32;
+    if (q->tail == NONE32)
+        q->head = i;
+    else
+        n->pool[q->tail].next = i;
+    q->tail = i;
+    q->pkts++;
+    q->bytes += n->pool[i].frame;
+}
+static inline uint32_t pktq_pop(struct net *n, struct pktq *q)
+{
+    uint32_t i = q->head;
+    q->head = n->pool[i].next;
+    if (q->head == NONE32)
+        q->tail = NONE32;
+    q->pkts--;
+    q->bytes -= n->pool[i].frame;
+    return i;
+}
+
+/* ports and links (models/net.c) */
+void port_kick(struct net *n, struct port_rt *p);
+void port_send_now(struct net *n, struct port_rt *p, uint32_t pkt);
+
+/* switch (models/switch.c) */
+void switch_receive(struct net *n, struct port_rt *in, uint32_t pkt);
+uint32_t switch_dequeue(struct net *n, struct port_rt *p);
+double ecn_mark_probability(uint64_t qbytes, uint64_t kmin, uint64_t kmax, double pmax);
+uint32_t ecmp_hash(uint32_t sip, uint32_t dip, uint16_t sport, uint16_t dport, uint32_t seed);
+
+/* NIC (models/nic.c) */
+void nic_init_qp(struct net *n, uint32_t qp, uint32_t src, uint32_t dst, uint8_t prio);
+void nic_receive(struct net *n, struct port_rt *in, uint32_t pkt);
+uint32_t nic_dequeue(struct net *n, struct host_rt *h);
+bool nic_has_work(const struct net *n, const struct host_rt *h);
+void nic_post(struct net *n, uint32_t xfer);
+uint16_t roce_udp_sport(uint32_t lqpn, uint32_t rqpn);
+
+/* transfers (models/net.c) */
+void xfer_finished(struct net *n, uint32_t xfer);
+
+/* time series hooks (sim/results or NULL) */
+void sampler_queue_changed(struct net *n, struct port_rt *p);
+void sampler_rate_changed(struct net *n, uint32_t qp);
+
+#endif

@@ -1,0 +1,441 @@
+/* RoCEv2 NIC: RC transport (requester and responder of every QP), per-QP pacing at the
+ * congestion-control rate, round robin between ready QPs, coalesced ACKs, NAK on PSN
+ * sequence errors, go-back-N, retransmission timeout, and the DCQCN notification point. */
+#include <math.h>
+#include "models/net.h"
+
+/* UDP source port from the QP numbers, as rdma-core/the kernel derive RoCEv2 entropy:
+ * fl = fold20(lqpn * rqpn), sport = 0xC000 | (fl[13:0] ^ fl[19:14]). */
+uint16_t roce_udp_sport(uint32_t lqpn, uint32_t rqpn)
+{
+    uint64_t v = (uint64_t)lqpn * rqpn;
+    v ^= v >> 20;
+    v ^= v >> 40;
+    uint32_t fl = (uint32_t)(v & 0xFFFFF);
+    return (uint16_t)(0xC000 | ((fl & 0x3FFF) ^ ((fl & 0xFC000) >> 14)));
+}
+
+static void rto_fire(void *ctx, uint64_t arg);
+static void wake_fire(void *ctx, uint64_t arg);
+
+
+void nic_init_qp(struct net *n, uint32_t id, uint32_t src, uint32_t dst, uint8_t prio)
+{
+    struct qp_rt *q = &n->qps[id];
+    q->src = src;
+    q->dst = dst;
+    q->prio = prio;
+    q->lqpn = n->hosts[src].next_qpn++;
+    q->rqpn = n->hosts[dst].next_qpn++;
+    q->sport = roce_udp_sport(q->lqpn, q->rqpn);
+    q->msg_head = q->msg_tail = q->cur_msg = NONE32;
+    q->next_ready = NONE32;
+    q->heap_pos = NONE32;
+    timer_init(&q->rto, &n->eng, rto_fire, n, id);
+    n->cc->init(&q->cc, n->sc, (double)n->ports[n->hosts[src].port].rate, 0);
+    q->rate_logged = -1;
+    if (n->hosts[src].wake.eng == NULL)
+        timer_init(&n->hosts[src].wake, &n->eng, wake_fire, n, src);
+}
+
+/* ---------- ready FIFO, parked lists and pacing heap ---------- */
+
+static void ready_push(struct net *n, struct host_rt *h, uint32_t id)
+{
+    struct qp_rt *q = &n->qps[id];
+    q->state = QP_READY;
+    q->next_ready = NONE32;
+    if (h->ready_tail == NONE32)
+        h->ready_head = id;
+    else
+        n->qps[h->ready_tail].next_ready = id;
+    h->ready_tail = id;
+}
+
+static uint32_t ready_pop(struct net *n, struct host_rt *h)
+{
+    uint32_t id = h->ready_head;
+    h->ready_head = n->qps[id].next_ready;
+    if (h->ready_head == NONE32)
+        h->ready_tail = NONE32;
+    n->qps[id].state = QP_IDLE;
+    return id;
+}
+
+static inline bool heap_less(struct net *n, uint32_t a, uint32_t b)
+{
+    const struct qp_rt *x = &n->qps[a], *y = &n->qps[b];
+    return x->wake_at < y->wake_at || (x->wake_at == y->wake_at && a < b);
+}
+
+static void heap_push(struct net *n, struct host_rt *h, uint32_t id)
+{
+    uint32_t i = h->heap_n++;
+    while (i > 0) {
+        uint32_t parent = (i - 1) / 2;
+        if (!heap_less(n, id, h->heap[parent]))
+            break;
+        h->heap[i] = h->heap[parent];
+        n->qps[h->heap[i]].heap_pos = i;
+        i = parent;
+    }
+    h->heap[i] = id;
+    n->qps[id].heap_pos = i;
+    n->qps[id].state = QP_PACED;
+}
+
+static uint32_t heap_pop(struct net *n, struct host_rt *h)
+{
+    uint32_t top = h->heap[0];
+    uint32_t last = h->heap[--h->heap_n];
+    uint32_t i = 0, cnt = h->heap_n;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= cnt)
+            break;
+        if (c + 1 < cnt && heap_less(n, h->heap[c + 1], h->heap[c]))
+            c++;
+        if (!heap_less(n, h->heap[c], last))
+            break;
+        h->heap[i] = h->heap[c];
+        n->qps[h->heap[i]].heap_pos = i;
+        i = c;
+    }
+    if (cnt) {
+        h->heap[i] = last;
+        n->qps[last].heap_pos = i;
+    }
+    n->qps[top].heap_pos = NONE32;
+    n->qps[top].state = QP_IDLE;
+    return top;
+}
+
+static inline bool qp_has_data(const struct qp_rt *q) { return q->snd_nxt != q->psn_end; }
+
+/* Makes a QP with data eligible for scheduling (if it is not already somewhere). */
+static void qp_activate(struct net *n, uint32_t id)
+{
+    struct qp_rt *q = &n->qps[id];
+    if (q->state != QP_IDLE || !qp_has_data(q))
+        return;
+    ready_push(n, &n->hosts[q->src], id);
+}
+
+bool nic_has_work(const struct net *n, const struct host_rt *h)
+{
+    (void)n;
+    return h->ctrl.pkts || h->pfcq.pkts || h->ready_head != NONE32 || h->heap_n;
+}
+
+/* ---------- requester ---------- */
+
+void nic_post(struct net *n, uint32_t xid)
+{
+    struct xfer_rt *x = &n->xfers[xid];
+    struct qp_rt *q = &n->qps[x->qp];
+    x->state = XF_POSTED;
+    x->psn_first = q->psn_end;
+    q->psn_end += x->npkts;
+    x->next_on_qp = NONE32;
+    if (q->msg_tail == NONE32)
+        q->msg_head = xid;
+    else
+        n->xfers[q->msg_tail].next_on_qp = xid;
+    q->msg_tail = xid;
+    if (q->cur_msg == NONE32)
+        q->cur_msg = xid;
+    if (q->snd_una == q->snd_nxt)
+        q->last_progress = n->eng.now; /* nothing was outstanding: the timeout starts now */
+    qp_activate(n, x->qp);
+    port_kick(n, &n->ports[n->hosts[q->src].port]);
+}
+
+/* Builds the data packet for PSN snd_nxt of QP id. */
+static uint32_t build_data(struct net *n, uint32_t id)
+{
+    struct qp_rt *q = &n->qps[id];
+    struct xfer_rt *x = &n->xfers[q->cur_msg];
+    const struct transfer *t = schedule_get(n->sched, q->cur_msg);
+    uint32_t off = q->snd_nxt - x->psn_first;
+    uint64_t sent = (uint64_t)off * n->sc->mtu;
+    uint32_t payload = (uint32_t)(t->bytes - sent < n->sc->mtu ? t->bytes - sent : n->sc->mtu);
+    uint32_t i = pkt_alloc(n);
+    struct packet *pk = &n->pool[i];
+    pk->kind = PKT_DATA;
+    pk->qp = id;
+    pk->psn = q->snd_nxt;
+    pk->src = q->src;
+    pk->dst = q->dst;
+    pk->transfer = q->cur_msg;
+    pk->payload = (uint16_t)payload;
+    pk->flags = (off == 0 ? PKT_F_FIRST : 0) | (off + 1 == x->npkts ? PKT_F_LAST : 0);
+    pk->frame = (uint16_t)(payload + ROCE_HDR_BYTES + (off == 0 ? ROCE_RETH_BYTES : 0));
+    pk->sport = q->sport;
+    pk->prio = q->prio;
+    pk->ecn = ECN_ECT0;
+    pk->dscp = 26;
+    pk->src_qpn = q->lqpn;
+    pk->dst_qpn = q->rqpn;
+    pk->sent_at = n->eng.now;
+    pk->pfc_vector = 0;
+    pk->pfc_quanta = 0;
+    if (q->snd_nxt < q->max_sent) {
+        pk->flags |= PKT_F_RETX;
+        n->hosts[q->src].retransmitted_packets++;
+        n->st.retransmitted_packets++;
+    } else {
+        q->max_sent = q->snd_nxt + 1;
+    }
+    q->snd_nxt++;
+    if (off + 1 == x->npkts)
+        q->cur_msg = x->next_on_qp;
+    return i;
+}
+
+static void arm_rto(struct net *n, struct qp_rt *q)
+{
+    if (!timer_armed(&q->rto))
+        timer_set(&q->rto, q->last_progress + n->sc->rto);
+}
+
+/* Go-back-N: resume sending at `psn` (>= snd_una). */
+static void go_back(struct net *n, uint32_t id, uint32_t psn)
+{
+    struct qp_rt *q = &n->qps[id];
+    if (psn < q->snd_una || psn > q->psn_end)
+        return;
+    uint32_t m = q->msg_head;
+    while (m != NONE32 && n->xfers[m].psn_first + n->xfers[m].npkts <= psn)
+        m = n->xfers[m].next_on_qp;
+    q->cur_msg = m;
+    q->snd_nxt = psn;
+    qp_activate(n, id);
+}
+
+/* One timer per QP, re-armed lazily: it fires at last_progress + rto and only then checks
+ * whether progress happened in between. */
+static void rto_fire(void *ctx, uint64_t id)
+{
+    struct net *n = ctx;
+    struct qp_rt *q = &n->qps[id];
+    if (q->snd_una >= q->max_sent)
+        return; /* nothing in flight */
+    simtime_t due = q->last_progress + n->sc->rto;
+    if (n->eng.now < due) {
+        timer_set(&q->rto, due);
+        return;
+    }
+    n->hosts[q->src].local_ack_timeout_err++;
+    n->st.timeouts++;
+    q->last_progress = n->eng.now;
+    go_back(n, (uint32_t)id, q->snd_una);
+    timer_set(&q->rto, n->eng.now + n->sc->rto);
+    port_kick(n, &n->ports[n->hosts[q->src].port]);
+}
+
+/* ---------- sending ---------- */
+
+/* Brings the QP's congestion control up to `now` and recomputes its pacing slot at the
+ * current rate (a rate change moves the slot, as a hardware rate limiter does). Returns
+ * whether the QP may send now; if not, wake_at says when to look again. */
+static bool qp_pace(struct net *n, struct qp_rt *q, simtime_t now)
+{
+    n->cc->advance(&q->cc, now);
+    if (q->cc.rate != q->rate_logged)
+        sampler_rate_changed(n, (uint32_t)(q - n->qps));
+    q->next_avail = q->sent_any ? q->last_tx + (simtime_t)llround((double)q->last_wire * 8e12 / q->cc.rate) : now;
+    if (q->next_avail <= now)
+        return true;
+    simtime_t change = n->cc->next_change(&q->cc);
+    q->wake_at = change < q->next_avail ? change : q->next_avail;
+    if (q->wake_at <= now)
+        q->wake_at = q->next_avail;
+    return false;
+}
+
+static void paced_to_ready(struct net *n, struct host_rt *h, simtime_t now)
+{
+    while (h->heap_n && n->qps[h->heap[0]].wake_at <= now) {
+        uint32_t id = heap_pop(n, h);
+        ready_push(n, h, id);
+    }
+}
+
+uint32_t nic_dequeue(struct net *n, struct host_rt *h)
+{
+    struct port_rt *port = &n->ports[h->port];
+    simtime_t now = n->eng.now;
+    if (h->pfcq.pkts)
+        return pktq_pop(n, &h->pfcq);
+    if (h->ctrl.pkts && !(port->paused & (1u << n->pool[h->ctrl.head].prio)))
+        return pktq_pop(n, &h->ctrl);
+    paced_to_ready(n, h, now);
+    while (h->ready_head != NONE32) {
+        uint32_t id = ready_pop(n, h);
+        struct qp_rt *q = &n->qps[id];
+        if (!qp_has_data(q))
+            continue;
+        if (port->paused & (1u << q->prio)) {
+            /* parked until the priority resumes */
+            q->state = QP_PARKED;
+            q->next_ready = h->parked_head[q->prio];
+            h->parked_head[q->prio] = id;
+            continue;
+        }
+        if (!qp_pace(n, q, now)) {
+            heap_push(n, h, id);
+            continue;
+        }
+        uint32_t i = build_data(n, id);
+        struct packet *pk = &n->pool[i];
+        uint32_t wire = packet_wire_bytes(pk);
+        n->cc->on_send(&q->cc, now, pk->frame);
+        q->last_tx = now;
+        q->last_wire = wire;
+        q->sent_any = true;
+        if (q->cc.rate != q->rate_logged)
+            sampler_rate_changed(n, id);
+        arm_rto(n, q);
+        if (qp_has_data(q)) {
+            /* a QP slower than the port waits in the pacing heap; one at line rate stays ready */
+            qp_pace(n, q, now);
+            if (q->next_avail > now + serialisation_ps(wire, port->rate))
+                heap_push(n, h, id);
+            else
+                ready_push(n, h, id);
+        }
+        return i;
+    }
+    if (h->heap_n)
+        timer_set(&h->wake, n->qps[h->heap[0]].wake_at);
+    return NONE32;
+}
+
+static void wake_fire(void *ctx, uint64_t host)
+{
+    struct net *n = ctx;
+    port_kick(n, &n->ports[n->hosts[host].port]);
+}
+
+/* ---------- control packets ---------- */
+
+static void send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind kind,
+                      uint32_t qp, uint32_t psn, uint8_t prio)
+{
+    uint32_t i = pkt_alloc(n);
+    struct packet *pk = &n->pool[i];
+    const struct qp_rt *q = &n->qps[qp];
+    *pk = (struct packet){ 0 };
+    pk->kind = (uint8_t)kind;
+    pk->qp = qp;
+    pk->psn = psn;
+    pk->src = from;
+    pk->dst = to;
+    pk->transfer = NONE32;
+    pk->frame = kind == PKT_CNP ? CNP_FRAME_BYTES : ACK_FRAME_BYTES;
+    pk->sport = q->sport;
+    pk->prio = prio;
+    pk->ecn = ECN_NOT_ECT;
+    pk->dscp = kind == PKT_CNP ? 48 : 26;
+    pk->src_qpn = q->rqpn;
+    pk->dst_qpn = q->lqpn;
+    pk->sent_at = n->eng.now;
+    struct host_rt *h = &n->hosts[from];
+    pktq_push(n, &h->ctrl, i);
+    port_kick(n, &n->ports[h->port]);
+}
+
+/* ---------- receiving ---------- */
+
+static void responder_data(struct net *n, struct packet *pk)
+{
+    struct qp_rt *q = &n->qps[pk->qp];
+    struct host_rt *h = &n->hosts[q->dst];
+    simtime_t now = n->eng.now;
+    h->rx_bytes += pk->payload;
+    if (pk->ecn == ECN_CE) {
+        h->np_ecn_marked_roce_packets++;
+        if (n->sc->cc == CC_DCQCN &&
+            (!q->cnp_ever || now - q->last_cnp >= n->sc->dcqcn.min_time_between_cnps)) {
+            q->cnp_ever = true;
+            q->last_cnp = now;
+            h->np_cnp_sent++;
+            n->st.cnp_sent++;
+            send_ctrl(n, q->dst, q->src, PKT_CNP, pk->qp, 0, n->sc->cnp_priority);
+        }
+    }
+    if (pk->psn == q->epsn) {
+        q->epsn++;
+        q->nak_sent = false;
+        bool last = pk->flags & PKT_F_LAST;
+        if (last)
+            xfer_finished(n, pk->transfer);
+        if (++q->unacked >= n->sc->ack_every || last) {
+            q->unacked = 0;
+            send_ctrl(n, q->dst, q->src, PKT_ACK, pk->qp, q->epsn - 1, n->sc->ack_priority);
+        }
+    } else if (pk->psn > q->epsn) {
+        h->out_of_sequence++;
+        if (!q->nak_sent) {
+            q->nak_sent = true;
+            send_ctrl(n, q->dst, q->src, PKT_NAK, pk->qp, q->epsn, n->sc->ack_priority);
+        }
+    } else {
+        h->duplicate_request++;
+        if (pk->flags & PKT_F_LAST) /* re-acknowledge so a sender that lost the ACK moves on */
+            send_ctrl(n, q->dst, q->src, PKT_ACK, pk->qp, q->epsn - 1, n->sc->ack_priority);
+    }
+}
+
+static void requester_ack(struct net *n, struct packet *pk)
+{
+    uint32_t id = pk->qp;
+    struct qp_rt *q = &n->qps[id];
+    uint32_t acked = pk->kind == PKT_ACK ? pk->psn + 1 : pk->psn;
+    if (acked > q->snd_una && acked <= q->psn_end) {
+        q->snd_una = acked;
+        q->last_progress = n->eng.now;
+        while (q->msg_head != NONE32) {
+            struct xfer_rt *x = &n->xfers[q->msg_head];
+            if (x->psn_first + x->npkts > q->snd_una)
+                break;
+            q->msg_head = x->next_on_qp;
+        }
+        if (q->msg_head == NONE32)
+            q->msg_tail = NONE32;
+        if (q->snd_nxt < q->snd_una) /* an ACK beyond a go-back point */
+            go_back(n, id, q->snd_una);
+    }
+    if (pk->kind == PKT_NAK) {
+        n->hosts[q->src].packet_seq_err++;
+        go_back(n, id, pk->psn);
+        port_kick(n, &n->ports[n->hosts[q->src].port]);
+    }
+}
+
+void nic_receive(struct net *n, struct port_rt *in, uint32_t i)
+{
+    struct packet *pk = &n->pool[i];
+    switch (pk->kind) {
+    case PKT_DATA:
+        responder_data(n, pk);
+        break;
+    case PKT_ACK:
+    case PKT_NAK:
+        requester_ack(n, pk);
+        break;
+    case PKT_CNP: {
+        struct qp_rt *q = &n->qps[pk->qp];
+        n->cc->on_cnp(&q->cc, n->eng.now);
+        n->hosts[q->src].rp_cnp_handled++;
+        n->st.cnp_handled++;
+        if (q->cc.rate != q->rate_logged)
+            sampler_rate_changed(n, pk->qp);
+        break;
+    }
+    case PKT_PFC:
+        break; /* PFC arrives in the lossless-fabric change */
+    }
+    (void)in;
+    pkt_free(n, i);
+}

@@ -1,0 +1,143 @@
+/* Output-queued switch with a shared buffer: ECMP forwarding, RED-style ECN marking at
+ * enqueue or dequeue, strict priority for control classes above DWRR between data classes,
+ * tail drop when the buffer is full. */
+#include <string.h>
+#include "models/net.h"
+
+/* MurmurHash3 x86_32 over the 12-byte key (sip, dip, sport | dport << 16), as the HPCC ns-3
+ * switch hashes it; the per-switch seed avoids hash polarisation between tiers. */
+static inline uint32_t rotl32(uint32_t x, int r) { return (x << r) | (x >> (32 - r)); }
+
+uint32_t ecmp_hash(uint32_t sip, uint32_t dip, uint16_t sport, uint16_t dport, uint32_t seed)
+{
+    const uint32_t c1 = 0xcc9e2d51, c2 = 0x1b873593;
+    uint32_t words[3] = { sip, dip, (uint32_t)sport | ((uint32_t)dport << 16) };
+    uint32_t h = seed;
+    for (int i = 0; i < 3; i++) {
+        uint32_t k = words[i] * c1;
+        k = rotl32(k, 15) * c2;
+        h ^= k;
+        h = rotl32(h, 13) * 5 + 0xe6546b64;
+    }
+    h ^= 12;
+    h ^= h >> 16;
+    h *= 0x85ebca6b;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35;
+    h ^= h >> 16;
+    return h;
+}
+
+double ecn_mark_probability(uint64_t q, uint64_t kmin, uint64_t kmax, double pmax)
+{
+    if (q <= kmin)
+        return 0;
+    if (q > kmax)
+        return 1;
+    return pmax * (double)(q - kmin) / (double)(kmax - kmin);
+}
+
+static inline void maybe_mark(struct net *n, struct switch_rt *sw, struct port_rt *out,
+                              struct packet *pk, uint64_t qbytes)
+{
+    const struct scenario *sc = n->sc;
+    if (pk->kind != PKT_DATA || pk->ecn == ECN_NOT_ECT || pk->ecn == ECN_CE)
+        return;
+    if (qbytes <= sc->ecn_kmin)
+        return;
+    double p = ecn_mark_probability(qbytes, sc->ecn_kmin, sc->ecn_kmax, sc->ecn_pmax);
+    if (p >= 1 || rng_uniform(&sw->rng) < p) {
+        pk->ecn = ECN_CE;
+        out->ecn_marked++;
+        n->st.ecn_marked++;
+    }
+}
+
+void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
+{
+    struct packet *pk = &n->pool[i];
+    struct switch_rt *sw = &n->switches[in->node - n->topo->nhosts];
+    if (pk->kind == PKT_PFC) {
+        pkt_free(n, i); /* PFC arrives in the lossless-fabric change */
+        return;
+    }
+    uint32_t cnt;
+    const uint16_t *hops = topology_routes(n->topo, in->node, pk->dst, &cnt);
+    if (cnt == 0) {
+        n->st.drops++;
+        in->drops[pk->prio]++;
+        pkt_free(n, i);
+        return;
+    }
+    uint32_t choice = 0;
+    if (cnt > 1)
+        choice = ecmp_hash(pk->src, pk->dst, pk->sport, ROCE_UDP_DPORT, sw->hash_seed) % cnt;
+    struct port_rt *out = &n->ports[n->topo->nodes[in->node].first_port + hops[choice]];
+    uint8_t prio = pk->prio;
+    if (sw->used + pk->frame > n->sc->buffer) {
+        out->drops[prio]++;
+        sw->drops++;
+        n->st.drops++;
+        n->st.drops_prio[prio]++;
+        pkt_free(n, i);
+        return;
+    }
+    sw->used += pk->frame;
+    pk->in_port = (uint16_t)in->local;
+    if (n->sc->ecn && n->sc->ecn_mark == MARK_ENQUEUE)
+        maybe_mark(n, sw, out, pk, out->q[prio].bytes);
+    pktq_push(n, &out->q[prio], i);
+    sampler_queue_changed(n, out);
+    port_kick(n, out);
+}
+
+/* Strict priority for control classes (highest first), then DWRR over data classes. */
+static int pick_queue(struct net *n, struct port_rt *p)
+{
+    uint8_t ready = 0;
+    for (int q = 0; q < NPRIO; q++)
+        if (p->q[q].pkts && !(p->paused & (1u << q)))
+            ready |= (uint8_t)(1u << q);
+    if (!ready)
+        return -1;
+    uint8_t ctrl = ready & n->ctrl_prio_mask;
+    if (ctrl)
+        return 31 - __builtin_clz(ctrl);
+    /* DWRR (Shreedhar-Varghese): a visited queue gets its quantum and sends while the head
+     * fits; an emptied queue forfeits its deficit. */
+    for (int round = 0; round < 2 * NPRIO + 2; round++) {
+        int q = p->rr;
+        if (ready & (1u << q)) {
+            uint32_t head = n->pool[p->q[q].head].frame;
+            if ((uint64_t)p->deficit[q] >= head)
+                return q;
+            p->deficit[q] += n->dwrr_quantum[q];
+            if ((uint64_t)p->deficit[q] >= head)
+                return q;
+        } else {
+            p->deficit[q] = 0;
+        }
+        p->rr = (uint8_t)((p->rr + 1) % NPRIO);
+    }
+    return 31 - __builtin_clz(ready); /* unreachable with quantum >= max frame */
+}
+
+uint32_t switch_dequeue(struct net *n, struct port_rt *p)
+{
+    int q = pick_queue(n, p);
+    if (q < 0)
+        return NONE32;
+    uint32_t i = pktq_pop(n, &p->q[q]);
+    struct packet *pk = &n->pool[i];
+    if (!(n->ctrl_prio_mask & (1u << q))) {
+        p->deficit[q] -= pk->frame;
+        if (p->q[q].pkts == 0)
+            p->deficit[q] = 0;
+    }
+    struct switch_rt *sw = &n->switches[p->node - n->topo->nhosts];
+    sw->used -= pk->frame;
+    if (n->sc->ecn && n->sc->ecn_mark == MARK_DEQUEUE)
+        maybe_mark(n, sw, p, pk, p->q[q].bytes);
+    sampler_queue_changed(n, p);
+    return i;
+}

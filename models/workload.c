@@ -1,0 +1,304 @@
+/* Traffic patterns: incast, permutation, a flow list from CSV, and (through
+ * models/collective) NCCL-style collectives. Each workload is one job in the schedule. */
+#include "models/workload.h"
+#include <errno.h>
+#include <string.h>
+#include "sim/rng.h"
+#include "sim/units.h"
+
+struct wl_ctx {
+    const struct scenario *sc;
+    const struct topology *topo;
+    struct schedule *sched;
+    const struct named_section *w;
+    char *group;               /* "workload NAME" for messages */
+    uint32_t index;            /* workload number: part of the QP tag */
+    uint8_t prio;
+    simtime_t start;
+    GArray *after;             /* transfer ids the roots wait for */
+};
+
+static const char *wl_get(const struct wl_ctx *c, const char *key)
+{
+    return g_hash_table_lookup(c->w->keys, key);
+}
+
+static gboolean wl_size(const struct wl_ctx *c, const char *key, uint64_t *out, GError **err)
+{
+    char *why = NULL;
+    if (!units_parse_size(wl_get(c, key), out, &why)) {
+        g_set_error(err, SCENARIO_ERROR, 1, "%s: [%s] %s: %s", c->sc->path, c->group, key, why);
+        g_free(why);
+        return FALSE;
+    }
+    if (*out == 0) {
+        scenario_key_error(err, c->sc, c->group, key, wl_get(c, key), "expected a positive size");
+        return FALSE;
+    }
+    return TRUE;
+}
+
+static gboolean wl_hosts(const struct wl_ctx *c, const char *key, struct hostlist *out, GError **err)
+{
+    char *why = NULL;
+    if (!hostlist_parse(wl_get(c, key), c->topo->nhosts, out, &why)) {
+        scenario_key_error(err, c->sc, c->group, key, wl_get(c, key), "%s", why);
+        g_free(why);
+        return FALSE;
+    }
+    return TRUE;
+}
+
+/* Adds one root transfer of this workload (waiting for `after`, then `delay`). */
+static uint32_t wl_add(struct wl_ctx *c, uint32_t job, uint32_t src, uint32_t dst, uint64_t bytes,
+                       simtime_t start, uint32_t qp_tag)
+{
+    struct transfer t = { .src = src, .dst = dst, .bytes = bytes, .prio = c->prio,
+                          .qp = (c->index << 20) | qp_tag, .delay = start, .job = job,
+                          .coll = SCHEDULE_NO_JOB };
+    return schedule_add(c->sched, &t, (const uint32_t *)c->after->data, c->after->len);
+}
+
+static gboolean build_incast(struct wl_ctx *c, GError **err)
+{
+    struct hostlist senders;
+    uint64_t size;
+    if (!wl_hosts(c, "senders", &senders, err))
+        return FALSE;
+    const char *rv = wl_get(c, "receiver");
+    struct hostlist recv;
+    char *why = NULL;
+    if (!hostlist_parse(rv, c->topo->nhosts, &recv, &why) || recv.n != 1) {
+        scenario_key_error(err, c->sc, c->group, "receiver", rv, "%s", why ? why : "expected one host");
+        g_free(why);
+        hostlist_clear(&recv);
+        hostlist_clear(&senders);
+        return FALSE;
+    }
+    uint32_t r = recv.ids[0];
+    hostlist_clear(&recv);
+    for (uint32_t i = 0; i < senders.n; i++)
+        if (senders.ids[i] == r) {
+            scenario_key_error(err, c->sc, c->group, "senders", wl_get(c, "senders"),
+                               "the receiver (host %u) cannot also be a sender", r);
+            hostlist_clear(&senders);
+            return FALSE;
+        }
+    if (!wl_size(c, "size", &size, err)) {
+        hostlist_clear(&senders);
+        return FALSE;
+    }
+    uint32_t job = schedule_add_job(c->sched, c->w->name, "incast", "", senders.n + 1);
+    for (uint32_t i = 0; i < senders.n; i++)
+        wl_add(c, job, senders.ids[i], r, size, c->start, 0);
+    hostlist_clear(&senders);
+    return TRUE;
+}
+
+static gboolean build_permutation(struct wl_ctx *c, GError **err)
+{
+    struct hostlist hosts;
+    uint64_t size;
+    if (!wl_hosts(c, "hosts", &hosts, err))
+        return FALSE;
+    if (hosts.n < 2) {
+        scenario_key_error(err, c->sc, c->group, "hosts", wl_get(c, "hosts"), "a permutation needs at least 2 hosts");
+        hostlist_clear(&hosts);
+        return FALSE;
+    }
+    if (!wl_size(c, "size", &size, err)) {
+        hostlist_clear(&hosts);
+        return FALSE;
+    }
+    /* A random derangement (no host sends to itself): Sattolo's algorithm gives a single
+     * cycle, which is a derangement, drawn from the workload's own random stream. */
+    struct rng rng;
+    rng_init(&rng, c->sc->seed, RNG_STREAM_WORKLOAD + c->index);
+    uint32_t *perm = g_new(uint32_t, hosts.n);
+    for (uint32_t i = 0; i < hosts.n; i++)
+        perm[i] = i;
+    for (uint32_t i = hosts.n - 1; i > 0; i--) {
+        uint32_t j = (uint32_t)rng_below(&rng, i);
+        uint32_t tmp = perm[i];
+        perm[i] = perm[j];
+        perm[j] = tmp;
+    }
+    uint32_t job = schedule_add_job(c->sched, c->w->name, "permutation", "", hosts.n);
+    for (uint32_t i = 0; i < hosts.n; i++)
+        wl_add(c, job, hosts.ids[i], hosts.ids[perm[i]], size, c->start, 0);
+    g_free(perm);
+    hostlist_clear(&hosts);
+    return TRUE;
+}
+
+static char *resolve_path(const struct scenario *sc, const char *file)
+{
+    return g_path_is_absolute(file) ? g_strdup(file) : g_build_filename(sc->dir, file, NULL);
+}
+
+static gboolean parse_host_field(const char *text, uint32_t nhosts, uint32_t *out)
+{
+    char *end;
+    errno = 0;
+    if (!text || !g_ascii_isdigit(*text))
+        return FALSE;
+    guint64 v = g_ascii_strtoull(text, &end, 10);
+    if (errno || *end || v >= nhosts)
+        return FALSE;
+    *out = (uint32_t)v;
+    return TRUE;
+}
+
+/* flows file: CSV with header src,dst,bytes,start; sizes and times carry units. */
+static gboolean build_flows(struct wl_ctx *c, GError **err)
+{
+    char *path = resolve_path(c->sc, wl_get(c, "file"));
+    char *text = NULL;
+    GError *e = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &e)) {
+        scenario_key_error(err, c->sc, c->group, "file", wl_get(c, "file"), "cannot read: %s", e->message);
+        g_error_free(e);
+        g_free(path);
+        return FALSE;
+    }
+    char **lines = g_strsplit(text, "\n", -1);
+    g_free(text);
+    gboolean ok = TRUE;
+    uint32_t job = SCHEDULE_NO_JOB, count = 0;
+    int header_seen = 0;
+    for (int ln = 0; lines[ln] && ok; ln++) {
+        char *line = g_strstrip(lines[ln]);
+        if (!*line || line[0] == '#')
+            continue;
+        if (!header_seen) {
+            char *norm = g_strdelimit(g_strdup(line), " ", ',');
+            if (strcmp(line, "src,dst,bytes,start") != 0) {
+                g_set_error(err, SCENARIO_ERROR, 1, "%s:%d: expected the header 'src,dst,bytes,start', found '%s'",
+                            path, ln + 1, line);
+                ok = FALSE;
+            }
+            g_free(norm);
+            header_seen = 1;
+            job = schedule_add_job(c->sched, c->w->name, "flows", "", 0);
+            continue;
+        }
+        char **f = g_strsplit(line, ",", -1);
+        guint nf = g_strv_length(f);
+        uint32_t src, dst;
+        uint64_t bytes;
+        simtime_t start;
+        char *why = NULL;
+        if (nf != 4) {
+            g_set_error(err, SCENARIO_ERROR, 1, "%s:%d: expected 4 fields src,dst,bytes,start, found %u", path, ln + 1, nf);
+            ok = FALSE;
+        } else if (!parse_host_field(g_strstrip(f[0]), c->topo->nhosts, &src) ||
+                   !parse_host_field(g_strstrip(f[1]), c->topo->nhosts, &dst)) {
+            g_set_error(err, SCENARIO_ERROR, 1, "%s:%d: src '%s' / dst '%s': expected host numbers from 0 to %u",
+                        path, ln + 1, f[0], f[1], c->topo->nhosts - 1);
+            ok = FALSE;
+        } else if (src == dst) {
+            g_set_error(err, SCENARIO_ERROR, 1, "%s:%d: src and dst are both host %u", path, ln + 1, src);
+            ok = FALSE;
+        } else if (!units_parse_size(g_strstrip(f[2]), &bytes, &why) || bytes == 0) {
+            g_set_error(err, SCENARIO_ERROR, 1, "%s:%d: bytes: %s", path, ln + 1, why ? why : "expected a positive size");
+            ok = FALSE;
+        } else if (!units_parse_time(g_strstrip(f[3]), &start, &why)) {
+            g_set_error(err, SCENARIO_ERROR, 1, "%s:%d: start: %s", path, ln + 1, why);
+            ok = FALSE;
+        } else {
+            wl_add(c, job, src, dst, bytes, c->start + start, count++);
+        }
+        g_free(why);
+        g_strfreev(f);
+    }
+    if (ok && count == 0) {
+        g_set_error(err, SCENARIO_ERROR, 1, "%s: no flows: expected the header src,dst,bytes,start and one line per flow", path);
+        ok = FALSE;
+    }
+    g_strfreev(lines);
+    g_free(path);
+    return ok;
+}
+
+/* Transfers of an earlier workload, by name, for `after =`. */
+static gboolean collect_after(struct wl_ctx *c, GPtrArray *names, GArray *job_first, GArray *job_count,
+                              GError **err)
+{
+    const char *after = wl_get(c, "after");
+    if (!after)
+        return TRUE;
+    for (guint i = 0; i < names->len; i++)
+        if (!strcmp(g_ptr_array_index(names, i), after)) {
+            uint32_t first = g_array_index(job_first, uint32_t, i);
+            uint32_t cnt = g_array_index(job_count, uint32_t, i);
+            for (uint32_t k = 0; k < cnt; k++) {
+                uint32_t id = first + k;
+                g_array_append_val(c->after, id);
+            }
+            return TRUE;
+        }
+    scenario_key_error(err, c->sc, c->group, "after", after,
+                       "no earlier workload has this name (after = must name a workload above this one)");
+    return FALSE;
+}
+
+struct schedule *workload_build_all(const struct scenario *sc, const struct topology *topo, GError **err)
+{
+    struct schedule *sched = schedule_new();
+    GPtrArray *names = g_ptr_array_new();
+    GArray *job_first = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    GArray *job_count = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    gboolean ok = TRUE;
+    for (guint i = 0; i < sc->workloads->len && ok; i++) {
+        struct wl_ctx c = { .sc = sc, .topo = topo, .sched = sched, .w = g_ptr_array_index(sc->workloads, i),
+                            .index = i, .prio = sc->data_priority };
+        c.group = g_strdup_printf("workload %s", c.w->name);
+        c.after = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        const char *v;
+        char *why = NULL;
+        if ((v = wl_get(&c, "prio"))) {
+            char *end;
+            guint64 p = g_ascii_strtoull(v, &end, 10);
+            if (!*v || *end || p > 7) {
+                scenario_key_error(err, sc, c.group, "prio", v, "expected a priority from 0 to 7");
+                ok = FALSE;
+            }
+            c.prio = (uint8_t)p;
+        }
+        if (ok && (v = wl_get(&c, "start")) && !units_parse_time(v, &c.start, &why)) {
+            g_set_error(err, SCENARIO_ERROR, 1, "%s: [%s] start: %s", sc->path, c.group, why);
+            g_free(why);
+            ok = FALSE;
+        }
+        if (ok)
+            ok = collect_after(&c, names, job_first, job_count, err);
+        uint32_t first = schedule_count(sched);
+        if (ok) {
+            const char *kind = c.w->kind;
+            if (!strcmp(kind, "incast"))
+                ok = build_incast(&c, err);
+            else if (!strcmp(kind, "permutation"))
+                ok = build_permutation(&c, err);
+            else if (!strcmp(kind, "flows"))
+                ok = build_flows(&c, err);
+            else {
+                scenario_key_error(err, sc, c.group, "kind", kind, "this workload kind is not available in this build");
+                ok = FALSE;
+            }
+        }
+        uint32_t cnt = schedule_count(sched) - first;
+        g_ptr_array_add(names, c.w->name);
+        g_array_append_val(job_first, first);
+        g_array_append_val(job_count, cnt);
+        g_array_free(c.after, TRUE);
+        g_free(c.group);
+    }
+    g_ptr_array_free(names, TRUE);
+    g_array_free(job_first, TRUE);
+    g_array_free(job_count, TRUE);
+    if (!ok) {
+        schedule_free(sched);
+        return NULL;
+    }
+    return sched;
+}

@@ -1,0 +1,109 @@
+/* `rocesim check`: the scenario as it would run, every default filled in, with derived
+ * figures an architect wants before running (hosts, links, oversubscription, BDP). */
+#include <stdio.h>
+#include "models/packet.h"
+#include "models/topology.h"
+#include "models/workload.h"
+#include "sim/commands.h"
+#include "sim/run.h"
+#include "sim/units.h"
+
+static void print_expanded(GKeyFile *kf)
+{
+    gsize ng;
+    char **groups = g_key_file_get_groups(kf, &ng);
+    for (gsize g = 0; g < ng; g++) {
+        printf("[%s]\n", groups[g]);
+        gsize nk;
+        char **keys = g_key_file_get_keys(kf, groups[g], &nk, NULL);
+        for (gsize k = 0; k < nk; k++) {
+            char *v = g_key_file_get_value(kf, groups[g], keys[k], NULL);
+            printf("%s = %s\n", keys[k], v);
+            g_free(v);
+        }
+        g_strfreev(keys);
+        printf("\n");
+    }
+    g_strfreev(groups);
+}
+
+int cmd_check(int argc, char **argv)
+{
+    char **sets = NULL;
+    GOptionEntry entries[] = {
+        { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario key (repeatable)", "SECTION.KEY=VALUE" },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    GOptionContext *ctx = g_option_context_new("SCENARIO");
+    g_option_context_set_summary(ctx, "Validate a scenario and print it with every default and derived value.");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    GError *err = NULL;
+    if (!g_option_context_parse(ctx, &argc, &argv, &err) || argc != 2) {
+        fprintf(stderr, "rocesim check: %s\n", err ? err->message : "expected exactly one scenario file");
+        g_clear_error(&err);
+        g_option_context_free(ctx);
+        g_strfreev(sets);
+        return 2;
+    }
+    g_option_context_free(ctx);
+    struct scenario *sc = scenario_load(argv[1], (const char *const *)sets, &err);
+    g_strfreev(sets);
+    if (!sc) {
+        fprintf(stderr, "rocesim: %s\n", err->message);
+        g_error_free(err);
+        return 2;
+    }
+    struct topology *t = topology_build(sc, &err);
+    struct schedule *s = t ? workload_build_all(sc, t, &err) : NULL;
+    if (!s) {
+        fprintf(stderr, "rocesim: %s\n", err->message);
+        g_error_free(err);
+        topology_free(t);
+        scenario_free(sc);
+        return 2;
+    }
+    printf("# %s, as rocesim will run it (defaults filled in)\n\n", sc->path);
+    print_expanded(sc->expanded);
+
+    char a[32], b[32];
+    uint32_t links = t->nports / 2;
+    printf("# derived\n");
+    printf("hosts = %u\n", t->nhosts);
+    printf("switches = %u\n", t->nnodes - t->nhosts);
+    printf("links = %u\n", links);
+    printf("oversubscription = %.2f:1 (leaf downlink / uplink capacity)\n", t->oversubscription);
+    /* the longest shortest path and its base RTT */
+    uint32_t far = 0, fs = 0, fd = 0;
+    for (uint32_t x = 0; x < t->nhosts; x++)
+        for (uint32_t y = 0; y < t->nhosts; y++)
+            if (x != y && t->hops[(size_t)x * t->nhosts + y] > far) {
+                far = t->hops[(size_t)x * t->nhosts + y];
+                fs = x;
+                fd = y;
+            }
+    if (far) {
+        simtime_t one_way = ideal_transfer_ps(sc, t, fs, fd, 1);
+        simtime_t rtt = 2 * one_way;
+        uint64_t bdp = (uint64_t)((double)sc->host_rate * ((double)rtt / PS_PER_S) / 8);
+        printf("longest_path = %u links (host%u -> host%u)\n", far, fs, fd);
+        printf("base_rtt = %s (one small packet each way)\n", units_format_time(rtt, a, sizeof a));
+        printf("bdp = %s (host rate x base RTT)\n", units_format_size(bdp, b, sizeof b));
+    }
+    double eff = (double)sc->mtu / (sc->mtu + ROCE_HDR_BYTES + WIRE_EXTRA_BYTES);
+    printf("wire_efficiency = %.4f (RoCEv2 payload %u B per %u B on the wire)\n", eff, sc->mtu,
+           sc->mtu + ROCE_HDR_BYTES + WIRE_EXTRA_BYTES);
+    printf("ecn_kmin_packets = %.1f\n", (double)sc->ecn_kmin / (sc->mtu + ROCE_HDR_BYTES));
+    printf("ecn_kmax_packets = %.1f\n", (double)sc->ecn_kmax / (sc->mtu + ROCE_HDR_BYTES));
+    uint64_t total = 0;
+    uint32_t nx = 0;
+    for (uint32_t i = 0; i < schedule_count(s); i++)
+        if (schedule_get(s, i)->bytes) {
+            total += schedule_get(s, i)->bytes;
+            nx++;
+        }
+    printf("transfers = %u (%s in total)\n", nx, units_format_size(total, a, sizeof a));
+    schedule_free(s);
+    topology_free(t);
+    scenario_free(sc);
+    return 0;
+}

@@ -1,0 +1,586 @@
+/* `rocesim run` and `rocesim check`: scenario -> simulation -> results folder. */
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "models/net.h"
+#include "models/workload.h"
+#include "sim/commands.h"
+#include "sim/results.h"
+#include "sim/run.h"
+#include "sim/units.h"
+#include "sim/version.h"
+
+void net_attach_sampler(struct net *n, FILE *queues, FILE *rates);
+void net_flush_samples(struct net *n);
+uint64_t qhist_bin_upper(unsigned bin);
+
+/* ---------- small helpers ---------- */
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+/* Nearest-rank percentile of sorted values. */
+static uint64_t pct_u64(const uint64_t *v, size_t n, double p)
+{
+    if (!n)
+        return 0;
+    size_t r = (size_t)ceil(p / 100.0 * (double)n);
+    return v[r ? r - 1 : 0];
+}
+static double pct_dbl(const double *v, size_t n, double p)
+{
+    if (!n)
+        return 0;
+    size_t r = (size_t)ceil(p / 100.0 * (double)n);
+    return v[r ? r - 1 : 0];
+}
+
+static uint64_t peak_rss_bytes(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (uint64_t)ru.ru_maxrss * 1024;
+}
+
+/* Walks the first ECMP choice from src to dst, returning the link count and filling the
+ * rates and delays of each link (at most 16). */
+static uint32_t path_links(const struct topology *t, uint32_t src, uint32_t dst, uint64_t *rate, simtime_t *delay)
+{
+    uint32_t port = t->nodes[src].first_port, nl = 0;
+    for (;;) {
+        const struct topo_port *p = &t->ports[port];
+        rate[nl] = p->rate_bps;
+        delay[nl] = p->delay_ps;
+        nl++;
+        uint32_t node = t->ports[p->peer].node;
+        if (node == dst || nl >= 16 || t->nodes[node].kind == NODE_HOST)
+            return nl;
+        uint32_t cnt;
+        const uint16_t *hops = topology_routes(t, node, dst, &cnt);
+        if (!cnt)
+            return nl;
+        port = t->nodes[node].first_port + hops[0];
+    }
+}
+
+simtime_t ideal_transfer_ps(const struct scenario *sc, const struct topology *t, uint32_t src, uint32_t dst,
+                            uint64_t bytes)
+{
+    uint64_t rate[16];
+    simtime_t delay[16];
+    uint32_t nl = path_links(t, src, dst, rate, delay);
+    uint64_t npkts = (bytes + sc->mtu - 1) / sc->mtu;
+    uint64_t wire = bytes + npkts * (ROCE_HDR_BYTES + WIRE_EXTRA_BYTES) + ROCE_RETH_BYTES;
+    uint64_t last_payload = bytes - (npkts - 1) * sc->mtu;
+    uint64_t last_wire = last_payload + ROCE_HDR_BYTES + WIRE_EXTRA_BYTES + (npkts == 1 ? ROCE_RETH_BYTES : 0);
+    uint64_t bottleneck = rate[0];
+    for (uint32_t i = 1; i < nl; i++)
+        if (rate[i] < bottleneck)
+            bottleneck = rate[i];
+    /* the whole message at the bottleneck rate, then store-and-forward of the last packet
+     * over the remaining hops, plus propagation on every link */
+    simtime_t ideal = serialisation_ps(wire, bottleneck) + delay[0];
+    for (uint32_t i = 1; i < nl; i++)
+        ideal += serialisation_ps(last_wire, rate[i]) + delay[i];
+    return ideal;
+}
+
+/* ---------- writing results ---------- */
+
+struct run_figures {
+    uint64_t nxfers, done, bytes;
+    uint64_t fct_p50, fct_p99, fct_max, completion;
+    double sd_p50, sd_p99, sd_max;
+    double wall_s;
+    uint64_t peak_rss;
+    GPtrArray *warnings;
+};
+
+static gboolean write_transfers(const struct net *n, FILE *f, struct run_figures *fig)
+{
+    fprintf(f, "id,src,dst,bytes,prio,start_ns,end_ns,fct_ns,ideal_ns,slowdown\n");
+    uint64_t *fct = g_new(uint64_t, n->nxfers + 1);
+    double *sd = g_new(double, n->nxfers + 1);
+    size_t k = 0;
+    for (uint32_t i = 0; i < n->nxfers; i++) {
+        const struct transfer *t = schedule_get(n->sched, i);
+        const struct xfer_rt *x = &n->xfers[i];
+        if (t->bytes == 0)
+            continue;
+        fig->nxfers++;
+        fig->bytes += t->bytes;
+        simtime_t ideal = ideal_transfer_ps(n->sc, n->topo, t->src, t->dst, t->bytes);
+        if (x->state != XF_DONE) {
+            fprintf(f, "%u,%u,%u,%" G_GUINT64_FORMAT ",%u,%s,,,%" G_GUINT64_FORMAT ",\n", i, t->src, t->dst,
+                    t->bytes, t->prio, x->state == XF_POSTED ? "" : "", ideal / PS_PER_NS);
+            continue;
+        }
+        fig->done++;
+        uint64_t fct_ps = x->end - x->start;
+        double slow = (double)fct_ps / (double)ideal;
+        fct[k] = fct_ps / PS_PER_NS;
+        sd[k] = slow;
+        k++;
+        if (x->end > fig->completion)
+            fig->completion = x->end;
+        fprintf(f, "%u,%u,%u,%" G_GUINT64_FORMAT ",%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                   ",%" G_GUINT64_FORMAT ",%.4f\n",
+                i, t->src, t->dst, t->bytes, t->prio, x->start / PS_PER_NS, x->end / PS_PER_NS, fct_ps / PS_PER_NS,
+                ideal / PS_PER_NS, slow);
+    }
+    qsort(fct, k, sizeof *fct, cmp_u64);
+    qsort(sd, k, sizeof *sd, cmp_dbl);
+    fig->fct_p50 = pct_u64(fct, k, 50);
+    fig->fct_p99 = pct_u64(fct, k, 99);
+    fig->fct_max = k ? fct[k - 1] : 0;
+    fig->sd_p50 = pct_dbl(sd, k, 50);
+    fig->sd_p99 = pct_dbl(sd, k, 99);
+    fig->sd_max = k ? sd[k - 1] : 0;
+    g_free(fct);
+    g_free(sd);
+    return TRUE;
+}
+
+static void write_topology(const struct topology *t, FILE *f)
+{
+    fprintf(f, "node,port,peer,peer_port,rate_bps,delay_ps\n");
+    for (uint32_t i = 0; i < t->nports; i++) {
+        const struct topo_port *p = &t->ports[i];
+        const struct topo_port *q = &t->ports[p->peer];
+        fprintf(f, "%s,%u,%s,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n", t->nodes[p->node].name, p->index,
+                t->nodes[q->node].name, q->index, p->rate_bps, p->delay_ps);
+    }
+}
+
+static void counter(FILE *f, uint64_t t_ns, const char *node, uint32_t port, const char *name, uint64_t v)
+{
+    fprintf(f, "%" G_GUINT64_FORMAT ",%s,%u,%s,%" G_GUINT64_FORMAT "\n", t_ns, node, port, name, v);
+}
+
+static void write_counters(const struct net *n, FILE *f, simtime_t end)
+{
+    uint64_t t = end / PS_PER_NS;
+    fprintf(f, "t_ns,node,port,counter,value\n");
+    for (uint32_t h = 0; h < n->topo->nhosts; h++) {
+        const struct host_rt *hr = &n->hosts[h];
+        const struct port_rt *p = &n->ports[hr->port];
+        const char *name = n->topo->nodes[h].name;
+        counter(f, t, name, 0, "np_ecn_marked_roce_packets", hr->np_ecn_marked_roce_packets);
+        counter(f, t, name, 0, "np_cnp_sent", hr->np_cnp_sent);
+        counter(f, t, name, 0, "rp_cnp_handled", hr->rp_cnp_handled);
+        counter(f, t, name, 0, "out_of_sequence", hr->out_of_sequence);
+        counter(f, t, name, 0, "packet_seq_err", hr->packet_seq_err);
+        counter(f, t, name, 0, "local_ack_timeout_err", hr->local_ack_timeout_err);
+        counter(f, t, name, 0, "duplicate_request", hr->duplicate_request);
+        counter(f, t, name, 0, "retransmitted_packets", hr->retransmitted_packets);
+        counter(f, t, name, 0, "tx_bytes", p->tx_bytes);
+        counter(f, t, name, 0, "tx_packets", p->tx_packets);
+        counter(f, t, name, 0, "rx_bytes", hr->rx_bytes);
+    }
+    for (uint32_t i = 0; i < n->topo->nports; i++) {
+        const struct port_rt *p = &n->ports[i];
+        if (p->is_host)
+            continue;
+        const char *name = n->topo->nodes[p->node].name;
+        counter(f, t, name, p->local, "tx_bytes", p->tx_bytes);
+        counter(f, t, name, p->local, "tx_packets", p->tx_packets);
+        counter(f, t, name, p->local, "ecn_marked", p->ecn_marked);
+        for (int q = 0; q < NPRIO; q++)
+            if (p->drops[q]) {
+                char cname[32];
+                snprintf(cname, sizeof cname, "drops_prio%d", q);
+                counter(f, t, name, p->local, cname, p->drops[q]);
+            }
+    }
+}
+
+static uint64_t port_p99(const struct port_rt *p)
+{
+    if (!p->hist)
+        return 0;
+    simtime_t total = 0;
+    for (int b = 0; b < QHIST_BINS; b++)
+        total += p->hist->weight[b];
+    if (!total)
+        return 0;
+    simtime_t acc = 0;
+    for (int b = 0; b < QHIST_BINS; b++) {
+        acc += p->hist->weight[b];
+        if ((double)acc >= 0.99 * (double)total)
+            return qhist_bin_upper((unsigned)b);
+    }
+    return 0;
+}
+
+static void json_add_int(JsonBuilder *b, const char *k, uint64_t v)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_add_int_value(b, (gint64)v);
+}
+static void json_add_dbl(JsonBuilder *b, const char *k, double v)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_add_double_value(b, v);
+}
+
+static char *summary_json(const struct net *n, const struct run_figures *fig, simtime_t end)
+{
+    const struct scenario *sc = n->sc;
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "rocesim_version");
+    json_builder_add_string_value(b, ROCESIM_VERSION);
+    json_builder_set_member_name(b, "scenario");
+    json_builder_begin_object(b);
+    gsize ng;
+    char **groups = g_key_file_get_groups(sc->expanded, &ng);
+    for (gsize g = 0; g < ng; g++) {
+        json_builder_set_member_name(b, groups[g]);
+        json_builder_begin_object(b);
+        gsize nk;
+        char **keys = g_key_file_get_keys(sc->expanded, groups[g], &nk, NULL);
+        for (gsize k = 0; k < nk; k++) {
+            char *v = g_key_file_get_value(sc->expanded, groups[g], keys[k], NULL);
+            json_builder_set_member_name(b, keys[k]);
+            json_builder_add_string_value(b, v);
+            g_free(v);
+        }
+        g_strfreev(keys);
+        json_builder_end_object(b);
+    }
+    g_strfreev(groups);
+    json_builder_end_object(b);
+
+    /* per-port figures for switch ports that carried traffic */
+    uint64_t max_q = 0, p99_q = 0;
+    double secs = (double)end / PS_PER_S;
+    json_builder_set_member_name(b, "ports");
+    json_builder_begin_array(b);
+    for (uint32_t i = 0; i < n->topo->nports; i++) {
+        const struct port_rt *p = &n->ports[i];
+        if (p->is_host || p->tx_packets == 0)
+            continue;
+        uint64_t p99 = port_p99(p);
+        uint64_t drops = 0;
+        for (int q = 0; q < NPRIO; q++)
+            drops += p->drops[q];
+        if (p->max_q > max_q)
+            max_q = p->max_q;
+        if (p99 > p99_q)
+            p99_q = p99;
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "node");
+        json_builder_add_string_value(b, n->topo->nodes[p->node].name);
+        json_add_int(b, "port", p->local);
+        json_builder_set_member_name(b, "peer");
+        json_builder_add_string_value(b, n->topo->nodes[n->ports[p->peer].node].name);
+        json_add_int(b, "max_queue_bytes", p->max_q);
+        json_add_int(b, "p99_queue_bytes", p99);
+        json_add_int(b, "tx_bytes", p->tx_bytes);
+        json_add_dbl(b, "utilisation", secs > 0 ? (double)p->tx_wire_bytes * 8 / ((double)p->rate * secs) : 0);
+        json_add_int(b, "ecn_marked", p->ecn_marked);
+        json_add_int(b, "drops", drops);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+
+    json_builder_set_member_name(b, "metrics");
+    json_builder_begin_object(b);
+    json_add_int(b, "transfers", fig->nxfers);
+    json_add_int(b, "transfers_completed", fig->done);
+    json_add_int(b, "bytes", fig->bytes);
+    json_add_int(b, "completion_ns", fig->completion / PS_PER_NS);
+    json_add_int(b, "fct_p50_ns", fig->fct_p50);
+    json_add_int(b, "fct_p99_ns", fig->fct_p99);
+    json_add_int(b, "fct_max_ns", fig->fct_max);
+    json_add_dbl(b, "slowdown_p50", fig->sd_p50);
+    json_add_dbl(b, "slowdown_p99", fig->sd_p99);
+    json_add_dbl(b, "slowdown_max", fig->sd_max);
+    json_add_int(b, "drops", n->st.drops);
+    json_add_int(b, "drops_lossless", n->st.drops_lossless);
+    json_add_int(b, "ecn_marked", n->st.ecn_marked);
+    json_add_int(b, "cnp_sent", n->st.cnp_sent);
+    json_add_int(b, "cnp_handled", n->st.cnp_handled);
+    json_add_int(b, "retransmitted_packets", n->st.retransmitted_packets);
+    json_add_int(b, "timeouts", n->st.timeouts);
+    json_add_int(b, "max_queue_bytes", max_q);
+    json_add_int(b, "p99_queue_bytes", p99_q);
+    json_builder_end_object(b);
+
+    json_builder_set_member_name(b, "warnings");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < fig->warnings->len; i++)
+        json_builder_add_string_value(b, g_ptr_array_index(fig->warnings, i));
+    json_builder_end_array(b);
+
+    json_builder_set_member_name(b, "engine");
+    json_builder_begin_object(b);
+    json_add_int(b, "events", n->eng.events);
+    json_add_dbl(b, "events_per_s", fig->wall_s > 0 ? (double)n->eng.events / fig->wall_s : 0);
+    json_add_int(b, "packet_hops", n->st.packet_hops);
+    json_add_dbl(b, "packet_hops_per_s", fig->wall_s > 0 ? (double)n->st.packet_hops / fig->wall_s : 0);
+    json_add_int(b, "sim_time_ns", end / PS_PER_NS);
+    json_add_dbl(b, "wall_s", fig->wall_s);
+    json_add_int(b, "peak_rss_bytes", fig->peak_rss);
+    json_builder_end_object(b);
+    json_builder_end_object(b);
+
+    JsonGenerator *gen = json_generator_new();
+    json_generator_set_pretty(gen, TRUE);
+    JsonNode *root = json_builder_get_root(b);
+    json_generator_set_root(gen, root);
+    char *text = json_generator_to_data(gen, NULL);
+    json_node_unref(root);
+    g_object_unref(gen);
+    g_object_unref(b);
+    return text;
+}
+
+static char *human_bytes(uint64_t b, char *buf, size_t len)
+{
+    if (b >= 1000000000)
+        snprintf(buf, len, "%.2f GB", b / 1e9);
+    else if (b >= 1000000)
+        snprintf(buf, len, "%.2f MB", b / 1e6);
+    else if (b >= 1000)
+        snprintf(buf, len, "%.1f KB", b / 1e3);
+    else
+        snprintf(buf, len, "%" G_GUINT64_FORMAT " B", b);
+    return buf;
+}
+
+static char *human_ns(uint64_t ns, char *buf, size_t len)
+{
+    if (ns >= 1000000)
+        snprintf(buf, len, "%.3f ms", ns / 1e6);
+    else if (ns >= 1000)
+        snprintf(buf, len, "%.2f us", ns / 1e3);
+    else
+        snprintf(buf, len, "%" G_GUINT64_FORMAT " ns", ns);
+    return buf;
+}
+
+static void print_summary(const struct net *n, const struct run_figures *fig, const char *dir)
+{
+    const struct scenario *sc = n->sc;
+    const struct topology *t = n->topo;
+    char a[32], b[32], c[32], d[32];
+    printf("rocesim %s  %s  (seed %" G_GUINT64_FORMAT ")\n", ROCESIM_VERSION, sc->name, sc->seed);
+    printf("  %-12s %u hosts, %u switches, %s hosts, %s fabric, %.2f:1 oversubscription\n", "fabric", t->nhosts,
+           t->nnodes - t->nhosts, units_format_rate(sc->host_rate, a, sizeof a),
+           units_format_rate(sc->fabric_rate, b, sizeof b), t->oversubscription);
+    printf("  %-12s cc=%s%s%s, ecn %s (Kmin %s, Kmax %s, Pmax %.2f), pfc %s\n", "settings",
+           sc->cc == CC_DCQCN ? "dcqcn" : "none", sc->cc == CC_DCQCN ? "/" : "", sc->cc == CC_DCQCN ? sc->cc_preset : "",
+           sc->ecn ? "on" : "off", units_format_size(sc->ecn_kmin, c, sizeof c), units_format_size(sc->ecn_kmax, d, sizeof d),
+           sc->ecn_pmax, sc->pfc ? "on" : "off");
+    printf("  %-12s %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " completed, %s, last at %s\n", "transfers", fig->done,
+           fig->nxfers, human_bytes(fig->bytes, a, sizeof a), human_ns(fig->completion / PS_PER_NS, b, sizeof b));
+    printf("  %-12s p50 %s   p99 %s   max %s\n", "FCT", human_ns(fig->fct_p50, a, sizeof a),
+           human_ns(fig->fct_p99, b, sizeof b), human_ns(fig->fct_max, c, sizeof c));
+    printf("  %-12s p50 %.2f   p99 %.2f   max %.2f   (FCT / ideal)\n", "slowdown", fig->sd_p50, fig->sd_p99, fig->sd_max);
+    printf("  %-12s ECN marks %" G_GUINT64_FORMAT ", CNPs %" G_GUINT64_FORMAT ", drops %" G_GUINT64_FORMAT
+           ", retransmitted %" G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT "\n",
+           "congestion", n->st.ecn_marked, n->st.cnp_sent, n->st.drops, n->st.retransmitted_packets, n->st.timeouts);
+    const struct port_rt *busiest = NULL;
+    for (uint32_t i = 0; i < t->nports; i++)
+        if (!n->ports[i].is_host && (!busiest || n->ports[i].max_q > busiest->max_q))
+            busiest = &n->ports[i];
+    if (busiest && busiest->max_q)
+        printf("  %-12s %s:%u -> %s, max queue %s, p99 %s\n", "busiest port", t->nodes[busiest->node].name,
+               busiest->local, t->nodes[n->ports[busiest->peer].node].name, human_bytes(busiest->max_q, a, sizeof a),
+               human_bytes(port_p99(busiest), b, sizeof b));
+    for (guint i = 0; i < fig->warnings->len; i++)
+        printf("  WARNING      %s\n", (const char *)g_ptr_array_index(fig->warnings, i));
+    printf("  %-12s %.2f M events (%.2f M/s), %.2f M packet-hops (%.2f M/s), wall %.2f s, peak RSS %s\n", "engine",
+           n->eng.events / 1e6, fig->wall_s > 0 ? n->eng.events / fig->wall_s / 1e6 : 0, n->st.packet_hops / 1e6,
+           fig->wall_s > 0 ? n->st.packet_hops / fig->wall_s / 1e6 : 0, fig->wall_s,
+           human_bytes(fig->peak_rss, c, sizeof c));
+    printf("results in %s/\n", dir);
+}
+
+/* ---------- the run ---------- */
+
+int run_scenario(const struct run_options *o)
+{
+    GError *err = NULL;
+    struct scenario *sc = scenario_load(o->scenario, (const char *const *)o->sets, &err);
+    if (!sc) {
+        fprintf(stderr, "rocesim: %s\n", err->message);
+        g_error_free(err);
+        return 2;
+    }
+    int rc = 2;
+    struct topology *topo = NULL;
+    struct schedule *sched = NULL;
+    struct net *n = NULL;
+    struct results_dir rd = { 0 };
+    FILE *fq = NULL, *fr = NULL;
+    struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
+    const char *out = o->out_dir ? o->out_dir : sc->out_dir;
+
+    if (!(topo = topology_build(sc, &err)) || !(sched = workload_build_all(sc, topo, &err)) ||
+        !(n = net_build(sc, topo, sched, &err)))
+        goto fail;
+    rc = 1;
+    if (!results_begin(&rd, out, &err))
+        goto fail;
+    if (!(fq = results_open(&rd, "queues.csv", &err)) || !(fr = results_open(&rd, "rates.csv", &err)))
+        goto fail;
+    fprintf(fq, "t_ns,node,port,prio,bytes\n");
+    fprintf(fr, "t_ns,flow,rate_gbps\n");
+    net_attach_sampler(n, fq, fr);
+    n->eng.progress = !o->quiet && isatty(STDERR_FILENO);
+
+    double w0 = engine_wall_seconds();
+    net_run(n);
+    fig.wall_s = engine_wall_seconds() - w0;
+    net_flush_samples(n);
+    simtime_t end = n->last_event_time;
+    fig.peak_rss = peak_rss_bytes();
+
+    if (!results_close(fq, "queues.csv", &err) || !results_close(fr, "rates.csv", &err)) {
+        fq = fr = NULL;
+        goto fail;
+    }
+    fq = fr = NULL;
+
+    FILE *f;
+    if (!(f = results_open(&rd, "transfers.csv", &err)))
+        goto fail;
+    write_transfers(n, f, &fig);
+    if (!results_close(f, "transfers.csv", &err))
+        goto fail;
+    if (fig.done < fig.nxfers) {
+        char s[32];
+        g_ptr_array_add(fig.warnings, g_strdup_printf("%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                                                      " transfers did not complete by stop = %s",
+                                                      fig.nxfers - fig.done, fig.nxfers,
+                                                      units_format_time(sc->stop, s, sizeof s)));
+    }
+    if (n->st.drops_lossless)
+        g_ptr_array_add(fig.warnings, g_strdup_printf("%" G_GUINT64_FORMAT " packets dropped on a lossless priority",
+                                                      n->st.drops_lossless));
+    if (!(f = results_open(&rd, "counters.csv", &err)))
+        goto fail;
+    write_counters(n, f, end);
+    if (!results_close(f, "counters.csv", &err))
+        goto fail;
+    if (!(f = results_open(&rd, "topology.csv", &err)))
+        goto fail;
+    write_topology(topo, f);
+    if (!results_close(f, "topology.csv", &err))
+        goto fail;
+    if (!(f = results_open(&rd, "pfc.csv", &err)))
+        goto fail;
+    fprintf(f, "t_ns,node,port,prio,event,duration_ns\n");
+    if (!results_close(f, "pfc.csv", &err))
+        goto fail;
+    char *json = summary_json(n, &fig, end);
+    char *jp = g_build_filename(rd.tmp, "summary.json", NULL);
+    gboolean ok = g_file_set_contents(jp, json, -1, &err);
+    g_free(jp);
+    g_free(json);
+    if (!ok)
+        goto fail;
+    if (!results_commit(&rd, &err))
+        goto fail;
+    if (!o->quiet)
+        print_summary(n, &fig, out);
+    rc = 0;
+    goto done;
+fail:
+    if (fq)
+        fclose(fq);
+    if (fr)
+        fclose(fr);
+    results_abort(&rd);
+    fprintf(stderr, "rocesim: %s\n", err ? err->message : "run failed");
+    if (err)
+        g_error_free(err);
+done:
+    g_ptr_array_unref(fig.warnings);
+    net_free(n);
+    schedule_free(sched);
+    topology_free(topo);
+    scenario_free(sc);
+    return rc;
+}
+
+/* ---------- command line ---------- */
+
+static gboolean parse_common(int *argc, char ***argv, const char *usage, const char *summary, GOptionEntry *extra,
+                             struct run_options *o, GError **err)
+{
+    GOptionEntry entries[] = {
+        { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o->out_dir, "Results folder (default: [output] dir, else results/NAME)", "DIR" },
+        { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "Override a scenario key, e.g. switch.ecn_kmin=50KB (repeatable)", "SECTION.KEY=VALUE" },
+        { "seed", 0, 0, G_OPTION_ARG_STRING, &o->seed, "Random seed (same as --set scenario.seed=N)", "N" },
+        { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "Print nothing but errors", NULL },
+        { "no-plots", 0, 0, G_OPTION_ARG_NONE, &o->no_plots, "Do not draw plots", NULL },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    GOptionContext *ctx = g_option_context_new(usage);
+    g_option_context_set_summary(ctx, summary);
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    if (extra)
+        g_option_context_add_main_entries(ctx, extra, NULL);
+    gboolean ok = g_option_context_parse(ctx, argc, argv, err);
+    g_option_context_free(ctx);
+    if (!ok)
+        return FALSE;
+    if (*argc != 2) {
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "expected exactly one scenario file (see --help)");
+        return FALSE;
+    }
+    o->scenario = (*argv)[1];
+    if (o->seed) {
+        char *end;
+        g_ascii_strtoull(o->seed, &end, 10);
+        if (!*o->seed || *end) {
+            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--seed '%s': expected a whole number", o->seed);
+            return FALSE;
+        }
+        GStrvBuilder *sb = g_strv_builder_new();
+        if (o->sets)
+            g_strv_builder_addv(sb, (const char **)o->sets);
+        char *s = g_strdup_printf("scenario.seed=%s", o->seed);
+        g_strv_builder_add(sb, s);
+        g_free(s);
+        g_strfreev(o->sets);
+        o->sets = g_strv_builder_end(sb);
+        g_strv_builder_unref(sb);
+    }
+    return TRUE;
+}
+
+void run_options_clear(struct run_options *o)
+{
+    g_free(o->out_dir);
+    g_strfreev(o->sets);
+    g_free(o->seed);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run_options o = { 0 };
+    GError *err = NULL;
+    if (!parse_common(&argc, &argv, "SCENARIO", "Simulate a scenario and write a results folder.", NULL, &o, &err)) {
+        fprintf(stderr, "rocesim run: %s\n", err->message);
+        g_error_free(err);
+        run_options_clear(&o);
+        return 2;
+    }
+    int rc = run_scenario(&o);
+    run_options_clear(&o);
+    return rc;
+}

@@ -1,0 +1,48 @@
+/* rocesim: packet-level simulator of RoCEv2 fabrics. Dispatches to the subcommands. */
+#include <stdio.h>
+#include <string.h>
+#include "sim/commands.h"
+#include "sim/version.h"
+
+struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+};
+
+static const struct command commands[] = {
+    { "run", cmd_run, "simulate a scenario and write a results folder" },
+    { "check", cmd_check, "validate a scenario and print it with every default and derived value" },
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: rocesim COMMAND [OPTIONS] ...\n\n"
+               "rocesim simulates lossless RoCEv2 fabrics packet by packet: switches with shared\n"
+               "buffers, ECN and PFC; NICs with the RC transport and DCQCN; collective traffic.\n\ncommands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].help);
+    fprintf(f, "\n`rocesim COMMAND --help` describes each command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        printf("rocesim %s\n", ROCESIM_VERSION);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "rocesim: unknown command '%s'\n\n", argv[1]);
+    usage(stderr);
+    return 2;
+}

@@ -1,0 +1,25 @@
+/* Running one scenario; shared by `run`, `sweep` and `tune`. */
+#ifndef ROCESIM_RUN_H
+#define ROCESIM_RUN_H
+#include <glib.h>
+#include "models/topology.h"
+#include "sim/scenario.h"
+
+struct run_options {
+    const char *scenario;
+    char *out_dir;            /* NULL: the scenario's [output] dir */
+    char **sets;              /* "section.key=value" overrides */
+    char *seed;
+    gboolean quiet;
+    gboolean no_plots;
+};
+
+/* Returns the process exit status (0 ok, 1 failure writing, 2 bad input, 3 deadlock). */
+int run_scenario(const struct run_options *o);
+void run_options_clear(struct run_options *o);
+/* The ideal completion time of a transfer on an idle fabric: the message at the bottleneck
+ * rate including RoCEv2 wire overheads, plus store-and-forward and propagation. */
+simtime_t ideal_transfer_ps(const struct scenario *sc, const struct topology *t, uint32_t src, uint32_t dst,
+                            uint64_t bytes);
+
+#endif

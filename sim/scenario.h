@@ -1,0 +1,107 @@
+/* Scenario file (GLib key file) -> struct scenario, with every default filled in and every
+ * error reported as "FILE: [section] key = 'value': what was expected". */
+#ifndef ROCESIM_SCENARIO_H
+#define ROCESIM_SCENARIO_H
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "sim/simtime.h"
+
+#define SCENARIO_ERROR scenario_error_quark()
+GQuark scenario_error_quark(void);
+
+enum topo_kind { TOPO_LEAF_SPINE = 0, TOPO_EDGES };
+enum cc_kind { CC_NONE = 0, CC_DCQCN };
+enum ecn_mark_at { MARK_DEQUEUE = 0, MARK_ENQUEUE };
+enum dcqcn_style { DCQCN_GATED = 0, DCQCN_PAPER }; /* firmware (periodic alpha/decrease) or paper */
+
+struct dcqcn_params {
+    simtime_t min_time_between_cnps; /* NP: per QP */
+    simtime_t dce_tcp_rtt;           /* alpha update period K */
+    uint32_t dce_tcp_g;              /* weight of the old alpha, in 1/1024 (see README) */
+    double g;                        /* derived: 1 - dce_tcp_g/1024, or set directly */
+    uint32_t initial_alpha_value;    /* in 1/1024 */
+    simtime_t rate_reduce_monitor_period; /* decrease gate; 0 = decrease on every CNP (paper) */
+    simtime_t rpg_time_reset;        /* increase timer T */
+    uint64_t rpg_byte_reset;         /* increase byte counter B; 0 = off */
+    uint32_t rpg_threshold;          /* F */
+    uint64_t rpg_ai_rate, rpg_hai_rate, rpg_min_rate;
+    uint64_t rpg_max_rate;           /* 0 = port speed */
+    uint64_t rate_to_set_on_first_cnp; /* 0 = keep the current rate */
+    uint32_t rpg_gd;                 /* decrease divisor exponent: Rc *= 1 - alpha/2^(gd-10) */
+    uint32_t rpg_min_dec_fac;        /* one decrease keeps at least this % of the rate */
+    bool clamp_tgt_rate, clamp_tgt_rate_after_time_inc;
+    enum dcqcn_style style;
+};
+
+struct hostlist {
+    uint32_t *ids;
+    uint32_t n;
+};
+
+/* One [workload NAME] or [fault NAME] section: kept as validated key/value text, because
+ * each kind has its own keys; models/workload turns it into transfers. */
+struct named_section {
+    char *name;         /* NAME */
+    char *kind;
+    GHashTable *keys;   /* key -> value (validated strings) */
+    GPtrArray *order;   /* key names in file order, for printing */
+};
+
+struct scenario {
+    char *path;            /* file it came from */
+    char *dir;             /* its folder (relative paths in the scenario resolve here) */
+    /* [scenario] */
+    char *name;
+    uint64_t seed;
+    simtime_t stop;
+    /* [topology] */
+    enum topo_kind topo;
+    uint32_t leaves, spines, hosts_per_leaf;
+    uint64_t host_rate, fabric_rate;
+    simtime_t link_delay, host_link_delay;
+    char *edges_file;
+    /* [switch] */
+    uint64_t buffer;
+    bool ecn;
+    uint64_t ecn_kmin, ecn_kmax;
+    double ecn_pmax;
+    enum ecn_mark_at ecn_mark;
+    bool pfc;
+    /* [nic] */
+    uint32_t mtu;
+    enum cc_kind cc;
+    char *cc_preset;
+    uint32_t ack_every;
+    simtime_t rto;
+    uint8_t data_priority, cnp_priority, ack_priority;
+    /* [dcqcn] */
+    struct dcqcn_params dcqcn;
+    /* workloads and faults, in file order */
+    GPtrArray *workloads;  /* struct named_section* */
+    GPtrArray *faults;
+    /* [output] */
+    char *out_dir;
+    simtime_t queue_sample, rate_sample;
+    bool plots;
+    char *pcap;
+
+    GKeyFile *expanded;    /* every key with its effective value, for summary.json and check */
+};
+
+/* Loads and validates a scenario; `sets` are "section.key=value" overrides (may be NULL). */
+struct scenario *scenario_load(const char *path, const char *const *sets, GError **err);
+void scenario_free(struct scenario *s);
+
+/* Host lists: "0-15,20". Every id must be < nhosts. */
+gboolean hostlist_parse(const char *text, uint32_t nhosts, struct hostlist *out, char **why);
+void hostlist_clear(struct hostlist *h);
+
+static inline uint32_t scenario_hosts(const struct scenario *s) { return s->leaves * s->hosts_per_leaf; }
+
+/* Formats a scenario error for a key; used by models that validate their own sections. */
+void scenario_key_error(GError **err, const struct scenario *s, const char *section,
+                        const char *key, const char *value, const char *fmt, ...)
+    G_GNUC_PRINTF(6, 7);
+
+#endif

@@ -1,0 +1,4 @@
+#ifndef ROCESIM_VERSION_H
+#define ROCESIM_VERSION_H
+#define ROCESIM_VERSION "0.1.0"
+#endif
