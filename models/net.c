@@ -71,6 +71,13 @@ void port_kick(struct net *n, struct port_rt *p)
     }
     uint32_t i;
     bool more;
+    if (p->down)
+        return;
+    if ((i = pfc_next_frame(n, p)) != NONE32) {
+        port_send_now(n, p, i);
+        timer_set(&p->txt, p->busy_until); /* whatever waited behind the PFC frame */
+        return;
+    }
     if (p->is_host) {
         struct host_rt *h = &n->hosts[p->node];
         i = nic_dequeue(n, h);
@@ -244,6 +251,16 @@ void net_flush_samples(struct net *n)
 
 /* ---------- construction ---------- */
 
+uint64_t net_port_headroom(const struct scenario *sc, uint64_t rate, simtime_t delay)
+{
+    if (sc->headroom)
+        return sc->headroom;
+    /* cable length at 5 ns/m in fibre, or the link's propagation delay as configured */
+    simtime_t prop = sc->cable_length_m >= 0 ? (simtime_t)(sc->cable_length_m * 5000.0) : delay;
+    uint32_t max_frame = sc->mtu + ROCE_HDR_BYTES + ROCE_RETH_BYTES + WIRE_EXTRA_BYTES;
+    return pfc_headroom_bytes(rate, prop, max_frame);
+}
+
 struct qp_key {
     uint32_t src, dst, tag;
 };
@@ -287,8 +304,12 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         for (int q = 0; q < NPRIO; q++)
             p->q[q].head = p->q[q].tail = NONE32;
         timer_init(&p->txt, &n->eng, port_tx_ready, p, 0);
+        pfc_init_port(n, p);
         if (!p->is_host)
             p->hist = g_new0(struct qhist, 1);
+        p->mmu.headroom_size = net_port_headroom(sc, p->rate, p->delay);
+        /* faster ports get a larger share, as the reference halves the shift per doubling */
+        p->mmu.alpha = sc->pfc_alpha * (double)p->rate / (double)sc->host_rate;
     }
     uint32_t nsw = topo->nnodes - topo->nhosts;
     n->switches = g_new0(struct switch_rt, nsw ? nsw : 1);
@@ -297,6 +318,16 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         w->node = topo->nhosts + s;
         rng_init(&w->rng, sc->seed, RNG_STREAM_SWITCH + w->node);
         w->hash_seed = (uint32_t)(w->node * 0x9e3779b1u) ^ (uint32_t)sc->seed;
+        struct mmu_config mc = { .buffer = sc->buffer, .reserve = sc->reserve, .xon_offset = sc->xon_offset,
+                                 .xoff_static = sc->xoff, .alpha = sc->pfc_alpha, .egress_alpha = sc->egress_alpha,
+                                 .lossless = sc->lossless_mask, .pfc = sc->pfc };
+        const struct topo_node *nd = &topo->nodes[w->node];
+        /* mmu_init reads the ports' headroom sizes; gather them contiguously */
+        struct mmu_port *mp = g_new0(struct mmu_port, nd->nports);
+        for (uint32_t k = 0; k < nd->nports; k++)
+            mp[k] = n->ports[nd->first_port + k].mmu;
+        mmu_init(&w->mmu, &mc, mp, nd->nports);
+        g_free(mp);
     }
     n->ctrl_prio_mask = (uint8_t)((1u << sc->cnp_priority) | (1u << sc->ack_priority));
     for (int q = 0; q < NPRIO; q++)
@@ -308,11 +339,14 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         hr->node = h;
         hr->port = topo->nodes[h].first_port;
         hr->ctrl.head = hr->ctrl.tail = NONE32;
-        hr->pfcq.head = hr->pfcq.tail = NONE32;
+        hr->rxq.head = hr->rxq.tail = NONE32;
         hr->ready_head = hr->ready_tail = NONE32;
         for (int q = 0; q < NPRIO; q++)
             hr->parked_head[q] = NONE32;
         hr->next_qpn = 0x100;
+        /* the NIC pauses its link when its receive buffer has less than one headroom left */
+        uint64_t hdrm = n->ports[hr->port].mmu.headroom_size;
+        hr->rx_xoff = sc->nic_rx_buffer > hdrm ? sc->nic_rx_buffer - hdrm : sc->nic_rx_buffer / 2;
     }
 
     /* transfers, QPs and the dependents graph */
@@ -400,6 +434,10 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     }
     if (n->nxfers == 0)
         n->finished = true;
+    if (!faults_schedule(n, err)) {
+        net_free(n);
+        return NULL;
+    }
     return n;
 }
 
@@ -431,6 +469,7 @@ void net_free(struct net *n)
     g_free(n->xfers);
     g_free(n->dep_off);
     g_free(n->dep_list);
+    g_free(n->deadlock_report);
     if (n->sampler) {
         g_free(n->sampler->dirty_ports);
         g_free(n->sampler->dirty_qps);

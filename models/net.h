@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "models/cc.h"
+#include "models/mmu.h"
 #include "models/packet.h"
 #include "models/schedule.h"
 #include "models/topology.h"
@@ -45,8 +46,26 @@ struct port_rt {
     struct pktq q[NPRIO];
     int64_t deficit[NPRIO];    /* DWRR */
     uint8_t rr;                /* DWRR: next data priority to visit */
-    /* PFC state of this port's transmitter: priorities it must not send */
+    /* PFC, transmitter side: priorities the peer asked this port not to send */
     uint8_t paused;
+    simtime_t pause_until[NPRIO];
+    simtime_t paused_since[NPRIO];
+    struct timer pfc_expire;   /* earliest pause_until */
+    /* PFC, receiver side: priorities this port asks its peer to pause */
+    uint8_t pfc_want;          /* current request (XOFF) per priority */
+    uint8_t pfc_pending;       /* classes to signal in the next PFC frame */
+    simtime_t xoff_since[NPRIO];
+    struct timer pfc_refresh;  /* re-sends XOFF before the peer's timer runs out */
+    /* PFC watchdog (switch egress queues) */
+    uint8_t wd_active;         /* priorities whose PFC is ignored and queue dropped */
+    simtime_t wd_until[NPRIO];
+    struct timer wd_timer;
+    uint64_t wd_storms, wd_drops;
+    bool down;                 /* link-down fault */
+    struct mmu_port mmu;       /* ingress accounting (switch ports) */
+    /* PFC counters, mlx5 names: rx/tx_prioN_pause (frames), *_duration */
+    uint64_t rx_pause[NPRIO], tx_pause[NPRIO];
+    simtime_t rx_pause_dur[NPRIO], tx_pause_dur[NPRIO];
     /* statistics */
     uint64_t tx_bytes, tx_wire_bytes, tx_packets;
     uint64_t ecn_marked;
@@ -63,7 +82,7 @@ struct switch_rt {
     uint32_t node;
     uint32_t hash_seed;
     struct rng rng;
-    uint64_t used;             /* bytes in the shared buffer */
+    struct mmu mmu;
     uint64_t drops;
 };
 
@@ -102,7 +121,10 @@ struct qp_rt {
 struct host_rt {
     uint32_t node, port;       /* node index, global port index */
     struct pktq ctrl;          /* ACK, NAK, CNP */
-    struct pktq pfcq;          /* PFC frames this NIC sends */
+    struct pktq rxq;           /* received while the NIC is stalled (fault) */
+    bool stalled;
+    uint64_t rx_xoff;          /* backlog that makes the NIC send XOFF */
+    uint64_t rx_drops;
     uint32_t ready_head, ready_tail;
     uint32_t parked_head[NPRIO];
     uint32_t *heap;            /* pacing heap of QP ids keyed by next_avail */
@@ -129,6 +151,10 @@ struct xfer_rt {
 
 struct net_stats {
     uint64_t packet_hops;
+    uint64_t pause_frames;        /* PFC frames carrying an XOFF */
+    uint64_t xon_frames;
+    simtime_t paused_ps;          /* total time transmitters were paused (all ports, prios) */
+    uint64_t wd_storms, wd_drops;
     uint64_t drops, drops_lossless, drops_prio[NPRIO];
     uint64_t ecn_marked;
     uint64_t cnp_sent, cnp_handled;
@@ -162,6 +188,10 @@ struct net {
 
     struct net_stats st;
     struct sampler *sampler;      /* time series output (may be NULL) */
+    FILE *pfc_csv;                /* pause/resume events (may be NULL) */
+    struct timer deadlock_timer;
+    bool deadlocked;
+    char *deadlock_report;        /* the cycle, for summary.json and stderr */
     simtime_t last_event_time;
     bool finished;
 };
@@ -171,6 +201,10 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
 void net_free(struct net *n);
 /* Runs to completion or to the scenario's stop time. */
 void net_run(struct net *n);
+
+/* Headroom of a port for one lossless priority: [switch] headroom, or from the IEEE
+ * bounds, the MTU and the cable (models.md 3.3). */
+uint64_t net_port_headroom(const struct scenario *sc, uint64_t rate, simtime_t delay);
 
 /* packet pool */
 uint32_t pkt_alloc(struct net *n);
@@ -225,6 +259,19 @@ uint16_t roce_udp_sport(uint32_t lqpn, uint32_t rqpn);
 
 /* transfers (models/net.c) */
 void xfer_finished(struct net *n, uint32_t xfer);
+
+/* PFC (models/pfc.c) */
+void pfc_init_port(struct net *n, struct port_rt *p);
+void pfc_request(struct net *n, struct port_rt *p, int prio, bool pause);
+uint32_t pfc_next_frame(struct net *n, struct port_rt *p);
+void pfc_receive(struct net *n, struct port_rt *in, uint32_t pkt);
+void pfc_finish(struct net *n);       /* closes open pause intervals at the end */
+void pfc_watch_deadlock(struct net *n);
+
+/* faults (models/fault.c) */
+gboolean faults_schedule(struct net *n, GError **err);
+bool nic_rx_stalled(struct net *n, struct host_rt *h, uint32_t pkt);
+void nic_rx_drain(struct net *n, struct host_rt *h);
 
 /* time series hooks (sim/results or NULL) */
 void sampler_queue_changed(struct net *n, struct port_rt *p);

@@ -124,7 +124,7 @@ static void qp_activate(struct net *n, uint32_t id)
 bool nic_has_work(const struct net *n, const struct host_rt *h)
 {
     (void)n;
-    return h->ctrl.pkts || h->pfcq.pkts || h->ready_head != NONE32 || h->heap_n;
+    return h->ctrl.pkts || h->ready_head != NONE32 || h->heap_n;
 }
 
 /* ---------- requester ---------- */
@@ -265,8 +265,6 @@ uint32_t nic_dequeue(struct net *n, struct host_rt *h)
 {
     struct port_rt *port = &n->ports[h->port];
     simtime_t now = n->eng.now;
-    if (h->pfcq.pkts)
-        return pktq_pop(n, &h->pfcq);
     if (h->ctrl.pkts && !(port->paused & (1u << n->pool[h->ctrl.head].prio)))
         return pktq_pop(n, &h->ctrl);
     paced_to_ready(n, h, now);
@@ -416,6 +414,12 @@ static void requester_ack(struct net *n, struct packet *pk)
 void nic_receive(struct net *n, struct port_rt *in, uint32_t i)
 {
     struct packet *pk = &n->pool[i];
+    if (pk->kind == PKT_PFC) {
+        pfc_receive(n, in, i);
+        return;
+    }
+    if (nic_rx_stalled(n, &n->hosts[in->node], i))
+        return; /* held (or dropped) until the receive pipeline runs again */
     switch (pk->kind) {
     case PKT_DATA:
         responder_data(n, pk);
@@ -434,8 +438,7 @@ void nic_receive(struct net *n, struct port_rt *in, uint32_t i)
         break;
     }
     case PKT_PFC:
-        break; /* PFC arrives in the lossless-fabric change */
+        break;
     }
-    (void)in;
     pkt_free(n, i);
 }

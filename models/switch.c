@@ -58,31 +58,52 @@ void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
     struct packet *pk = &n->pool[i];
     struct switch_rt *sw = &n->switches[in->node - n->topo->nhosts];
     if (pk->kind == PKT_PFC) {
-        pkt_free(n, i); /* PFC arrives in the lossless-fabric change */
+        pfc_receive(n, in, i);
         return;
     }
     uint32_t cnt;
     const uint16_t *hops = topology_routes(n->topo, in->node, pk->dst, &cnt);
-    if (cnt == 0) {
-        n->st.drops++;
-        in->drops[pk->prio]++;
-        pkt_free(n, i);
-        return;
-    }
+    uint32_t first = n->topo->nodes[in->node].first_port;
     uint32_t choice = 0;
     if (cnt > 1)
         choice = ecmp_hash(pk->src, pk->dst, pk->sport, ROCE_UDP_DPORT, sw->hash_seed) % cnt;
-    struct port_rt *out = &n->ports[n->topo->nodes[in->node].first_port + hops[choice]];
+    /* a link that is down is skipped: the next member of the ECMP group takes its flows */
+    for (uint32_t k = 0; k < cnt && n->ports[first + hops[choice]].down; k++)
+        choice = (choice + 1) % cnt;
     uint8_t prio = pk->prio;
-    if (sw->used + pk->frame > n->sc->buffer) {
+    if (cnt == 0 || n->ports[first + hops[choice]].down) {
+        n->st.drops++;
+        n->st.drops_prio[prio]++;
+        in->drops[prio]++;
+        pkt_free(n, i);
+        return;
+    }
+    struct port_rt *out = &n->ports[first + hops[choice]];
+    if (out->wd_active & (1u << prio)) {
+        /* the watchdog drops what arrives for a queue it has taken out of PFC */
+        out->wd_drops++;
         out->drops[prio]++;
-        sw->drops++;
+        n->st.wd_drops++;
         n->st.drops++;
         n->st.drops_prio[prio]++;
         pkt_free(n, i);
         return;
     }
-    sw->used += pk->frame;
+    enum mmu_verdict v = mmu_admit(&sw->mmu, &in->mmu, prio, pk->frame, out->q[prio].bytes);
+    if (v != MMU_ACCEPT) {
+        out->drops[prio]++;
+        sw->drops++;
+        n->st.drops++;
+        n->st.drops_prio[prio]++;
+        if (v == MMU_DROP_LOSSLESS)
+            n->st.drops_lossless++;
+        pkt_free(n, i);
+        return;
+    }
+    if (mmu_should_pause(&sw->mmu, &in->mmu, prio)) {
+        in->mmu.xoff_sent |= (uint8_t)(1u << prio);
+        pfc_request(n, in, prio, true);
+    }
     pk->in_port = (uint16_t)in->local;
     if (n->sc->ecn && n->sc->ecn_mark == MARK_ENQUEUE)
         maybe_mark(n, sw, out, pk, out->q[prio].bytes);
@@ -135,7 +156,12 @@ uint32_t switch_dequeue(struct net *n, struct port_rt *p)
             p->deficit[q] = 0;
     }
     struct switch_rt *sw = &n->switches[p->node - n->topo->nhosts];
-    sw->used -= pk->frame;
+    struct port_rt *in = &n->ports[n->topo->nodes[p->node].first_port + pk->in_port];
+    mmu_release(&sw->mmu, &in->mmu, q, pk->frame);
+    if (mmu_may_resume(&sw->mmu, &in->mmu, q)) {
+        in->mmu.xoff_sent &= (uint8_t)~(1u << q);
+        pfc_request(n, in, q, false);
+    }
     if (n->sc->ecn && n->sc->ecn_mark == MARK_DEQUEUE)
         maybe_mark(n, sw, p, pk, p->q[q].bytes);
     sampler_queue_changed(n, p);

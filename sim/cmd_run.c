@@ -167,6 +167,26 @@ static void counter(FILE *f, uint64_t t_ns, const char *node, uint32_t port, con
     fprintf(f, "%" G_GUINT64_FORMAT ",%s,%u,%s,%" G_GUINT64_FORMAT "\n", t_ns, node, port, name, v);
 }
 
+/* mlx5 names; durations in microseconds as the driver reports them. Written for the
+ * lossless priorities, and for any priority that saw a pause. */
+static void pfc_counters(FILE *f, uint64_t t, const char *node, uint32_t port, const struct port_rt *p,
+                         const struct scenario *sc)
+{
+    char c[48];
+    for (int q = 0; q < NPRIO; q++) {
+        if (!(sc->lossless_mask & (1u << q)) && !p->rx_pause[q] && !p->tx_pause[q])
+            continue;
+        snprintf(c, sizeof c, "rx_prio%d_pause", q);
+        counter(f, t, node, port, c, p->rx_pause[q]);
+        snprintf(c, sizeof c, "rx_prio%d_pause_duration", q);
+        counter(f, t, node, port, c, p->rx_pause_dur[q] / PS_PER_US);
+        snprintf(c, sizeof c, "tx_prio%d_pause", q);
+        counter(f, t, node, port, c, p->tx_pause[q]);
+        snprintf(c, sizeof c, "tx_prio%d_pause_duration", q);
+        counter(f, t, node, port, c, p->tx_pause_dur[q] / PS_PER_US);
+    }
+}
+
 static void write_counters(const struct net *n, FILE *f, simtime_t end)
 {
     uint64_t t = end / PS_PER_NS;
@@ -186,6 +206,8 @@ static void write_counters(const struct net *n, FILE *f, simtime_t end)
         counter(f, t, name, 0, "tx_bytes", p->tx_bytes);
         counter(f, t, name, 0, "tx_packets", p->tx_packets);
         counter(f, t, name, 0, "rx_bytes", hr->rx_bytes);
+        counter(f, t, name, 0, "rx_discards_stalled", hr->rx_drops);
+        pfc_counters(f, t, name, 0, p, n->sc);
     }
     for (uint32_t i = 0; i < n->topo->nports; i++) {
         const struct port_rt *p = &n->ports[i];
@@ -195,6 +217,11 @@ static void write_counters(const struct net *n, FILE *f, simtime_t end)
         counter(f, t, name, p->local, "tx_bytes", p->tx_bytes);
         counter(f, t, name, p->local, "tx_packets", p->tx_packets);
         counter(f, t, name, p->local, "ecn_marked", p->ecn_marked);
+        pfc_counters(f, t, name, p->local, p, n->sc);
+        if (p->wd_storms) {
+            counter(f, t, name, p->local, "pfc_wd_storms", p->wd_storms);
+            counter(f, t, name, p->local, "pfc_wd_drops", p->wd_drops);
+        }
         for (int q = 0; q < NPRIO; q++)
             if (p->drops[q]) {
                 char cname[32];
@@ -263,6 +290,7 @@ static char *summary_json(const struct net *n, const struct run_figures *fig, si
 
     /* per-port figures for switch ports that carried traffic */
     uint64_t max_q = 0, p99_q = 0;
+    double max_paused_fraction = 0;
     double secs = (double)end / PS_PER_S;
     json_builder_set_member_name(b, "ports");
     json_builder_begin_array(b);
@@ -290,9 +318,28 @@ static char *summary_json(const struct net *n, const struct run_figures *fig, si
         json_add_dbl(b, "utilisation", secs > 0 ? (double)p->tx_wire_bytes * 8 / ((double)p->rate * secs) : 0);
         json_add_int(b, "ecn_marked", p->ecn_marked);
         json_add_int(b, "drops", drops);
+        simtime_t paused = 0;
+        uint64_t pauses = 0;
+        for (int q = 0; q < NPRIO; q++) {
+            if (p->rx_pause_dur[q] > paused)
+                paused = p->rx_pause_dur[q];
+            pauses += p->rx_pause[q];
+        }
+        double pf = end ? (double)paused / (double)end : 0;
+        if (pf > max_paused_fraction)
+            max_paused_fraction = pf;
+        json_add_int(b, "pause_frames_received", pauses);
+        json_add_dbl(b, "paused_fraction", pf);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
+    /* host ports can be paused too (by their leaf) */
+    for (uint32_t i = 0; i < n->topo->nports; i++) {
+        const struct port_rt *p = &n->ports[i];
+        for (int q = 0; q < NPRIO; q++)
+            if (end && (double)p->rx_pause_dur[q] / (double)end > max_paused_fraction)
+                max_paused_fraction = (double)p->rx_pause_dur[q] / (double)end;
+    }
 
     json_builder_set_member_name(b, "metrics");
     json_builder_begin_object(b);
@@ -315,6 +362,17 @@ static char *summary_json(const struct net *n, const struct run_figures *fig, si
     json_add_int(b, "timeouts", n->st.timeouts);
     json_add_int(b, "max_queue_bytes", max_q);
     json_add_int(b, "p99_queue_bytes", p99_q);
+    json_add_int(b, "pause_frames", n->st.pause_frames);
+    json_add_int(b, "paused_ns", n->st.paused_ps / PS_PER_NS);
+    json_add_dbl(b, "paused_fraction", max_paused_fraction);
+    json_add_int(b, "pfc_watchdog_storms", n->st.wd_storms);
+    json_add_int(b, "deadlock", n->deadlocked ? 1 : 0);
+    for (int q = 0; q < NPRIO; q++)
+        if (n->st.drops_prio[q] || (sc->lossless_mask & (1u << q))) {
+            char k[32];
+            snprintf(k, sizeof k, "drops_prio%d", q);
+            json_add_int(b, k, n->st.drops_prio[q]);
+        }
     json_builder_end_object(b);
 
     json_builder_set_member_name(b, "warnings");
@@ -391,6 +449,9 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
     printf("  %-12s ECN marks %" G_GUINT64_FORMAT ", CNPs %" G_GUINT64_FORMAT ", drops %" G_GUINT64_FORMAT
            ", retransmitted %" G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT "\n",
            "congestion", n->st.ecn_marked, n->st.cnp_sent, n->st.drops, n->st.retransmitted_packets, n->st.timeouts);
+    if (sc->pfc || n->st.pause_frames)
+        printf("  %-12s %" G_GUINT64_FORMAT " pause frames, paused %s in total%s\n", "pfc", n->st.pause_frames,
+               human_ns(n->st.paused_ps / PS_PER_NS, a, sizeof a), n->st.drops_lossless ? ", LOSSLESS DROPS" : "");
     const struct port_rt *busiest = NULL;
     for (uint32_t i = 0; i < t->nports; i++)
         if (!n->ports[i].is_host && (!busiest || n->ports[i].max_q > busiest->max_q))
@@ -424,7 +485,7 @@ int run_scenario(const struct run_options *o)
     struct schedule *sched = NULL;
     struct net *n = NULL;
     struct results_dir rd = { 0 };
-    FILE *fq = NULL, *fr = NULL;
+    FILE *fq = NULL, *fr = NULL, *fp = NULL;
     struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
     const char *out = o->out_dir ? o->out_dir : sc->out_dir;
 
@@ -434,10 +495,13 @@ int run_scenario(const struct run_options *o)
     rc = 1;
     if (!results_begin(&rd, out, &err))
         goto fail;
-    if (!(fq = results_open(&rd, "queues.csv", &err)) || !(fr = results_open(&rd, "rates.csv", &err)))
+    if (!(fq = results_open(&rd, "queues.csv", &err)) || !(fr = results_open(&rd, "rates.csv", &err)) ||
+        !(fp = results_open(&rd, "pfc.csv", &err)))
         goto fail;
     fprintf(fq, "t_ns,node,port,prio,bytes\n");
     fprintf(fr, "t_ns,flow,rate_gbps\n");
+    fprintf(fp, "t_ns,node,port,prio,event,duration_ns\n");
+    n->pfc_csv = fp;
     net_attach_sampler(n, fq, fr);
     n->eng.progress = !o->quiet && isatty(STDERR_FILENO);
 
@@ -445,14 +509,16 @@ int run_scenario(const struct run_options *o)
     net_run(n);
     fig.wall_s = engine_wall_seconds() - w0;
     net_flush_samples(n);
+    pfc_finish(n);
     simtime_t end = n->last_event_time;
     fig.peak_rss = peak_rss_bytes();
 
-    if (!results_close(fq, "queues.csv", &err) || !results_close(fr, "rates.csv", &err)) {
-        fq = fr = NULL;
+    n->pfc_csv = NULL;
+    gboolean closed = results_close(fq, "queues.csv", &err) && results_close(fr, "rates.csv", &err) &&
+                      results_close(fp, "pfc.csv", &err);
+    fq = fr = fp = NULL;
+    if (!closed)
         goto fail;
-    }
-    fq = fr = NULL;
 
     FILE *f;
     if (!(f = results_open(&rd, "transfers.csv", &err)))
@@ -468,8 +534,19 @@ int run_scenario(const struct run_options *o)
                                                       units_format_time(sc->stop, s, sizeof s)));
     }
     if (n->st.drops_lossless)
-        g_ptr_array_add(fig.warnings, g_strdup_printf("%" G_GUINT64_FORMAT " packets dropped on a lossless priority",
-                                                      n->st.drops_lossless));
+        g_ptr_array_add(fig.warnings,
+                        g_strdup_printf("%" G_GUINT64_FORMAT " packets dropped on a lossless priority: "
+                                        "the PFC headroom did not absorb what arrived after XOFF",
+                                        n->st.drops_lossless));
+    if (n->st.wd_storms)
+        g_ptr_array_add(fig.warnings,
+                        g_strdup_printf("PFC watchdog: %" G_GUINT64_FORMAT " pause storms detected, %" G_GUINT64_FORMAT
+                                        " packets dropped while PFC was disabled on those queues",
+                                        n->st.wd_storms, n->st.wd_drops));
+    if (n->deadlocked) {
+        g_ptr_array_add(fig.warnings, g_strdup(n->deadlock_report));
+        fprintf(stderr, "rocesim: %s\n", n->deadlock_report);
+    }
     if (!(f = results_open(&rd, "counters.csv", &err)))
         goto fail;
     write_counters(n, f, end);
@@ -479,11 +556,6 @@ int run_scenario(const struct run_options *o)
         goto fail;
     write_topology(topo, f);
     if (!results_close(f, "topology.csv", &err))
-        goto fail;
-    if (!(f = results_open(&rd, "pfc.csv", &err)))
-        goto fail;
-    fprintf(f, "t_ns,node,port,prio,event,duration_ns\n");
-    if (!results_close(f, "pfc.csv", &err))
         goto fail;
     char *json = summary_json(n, &fig, end);
     char *jp = g_build_filename(rd.tmp, "summary.json", NULL);
@@ -496,13 +568,15 @@ int run_scenario(const struct run_options *o)
         goto fail;
     if (!o->quiet)
         print_summary(n, &fig, out);
-    rc = 0;
+    rc = n->deadlocked ? 3 : 0;
     goto done;
 fail:
     if (fq)
         fclose(fq);
     if (fr)
         fclose(fr);
+    if (fp)
+        fclose(fp);
     results_abort(&rd);
     fprintf(stderr, "rocesim: %s\n", err ? err->message : "run failed");
     if (err)

@@ -45,7 +45,19 @@ static const struct keydef keys[] = {
     { "switch", "ecn_kmax", K_SIZE, F(ecn_kmax), NULL, NULL, 0, 0, 0 },
     { "switch", "ecn_pmax", K_DOUBLE, F(ecn_pmax), "0.2", NULL, 0, 1, 0 },
     { "switch", "ecn_mark", K_ENUM, F(ecn_mark), "dequeue", "dequeue|enqueue", 0, 0, 0 },
-    { "switch", "pfc", K_BOOL, F(pfc), "off", NULL, 0, 0, 0 },
+    { "switch", "pfc", K_BOOL, F(pfc), "on", NULL, 0, 0, 0 },
+    { "switch", "lossless_priorities", K_STR, F(lossless_priorities_text), "3", NULL, 0, 0, 0 },
+    { "switch", "xoff", K_STR, F(xoff_text), "dynamic", NULL, 0, 0, 0 },
+    { "switch", "pfc_alpha", K_DOUBLE, F(pfc_alpha), "0.125", NULL, 0.001, 64, 0 },
+    { "switch", "xon_offset", K_SIZE, F(xon_offset), "3KiB", NULL, 0, 0, 0 },
+    { "switch", "reserve", K_SIZE, F(reserve), "4KiB", NULL, 0, 0, 0 },
+    { "switch", "headroom", K_STR, F(headroom_text), "auto", NULL, 0, 0, 0 },
+    { "switch", "cable_length", K_STR, F(cable_length_text), "auto", NULL, 0, 0, 0 },
+    { "switch", "egress_alpha", K_DOUBLE, F(egress_alpha), "8", NULL, 0.001, 1024, 0 },
+    { "switch", "pfc_pause_quanta", K_UINT, F(pfc_pause_quanta), "65535", NULL, 1, 65535, 4 },
+    { "switch", "pfc_watchdog", K_STR, F(watchdog_text), "off", NULL, 0, 0, 0 },
+    { "switch", "pfc_watchdog_restore", K_TIME, F(pfc_watchdog_restore), "200ms", NULL, 0, 0, 0 },
+    { "switch", "deadlock_threshold", K_TIME, F(deadlock_threshold), "1ms", NULL, 0, 0, 0 },
 
     { "nic", "mtu", K_UINT, F(mtu), "4096", NULL, 256, 4096, 4 },
     { "nic", "cc", K_ENUM, F(cc), "dcqcn", "none|dcqcn", 0, 0, 0 },
@@ -55,6 +67,8 @@ static const struct keydef keys[] = {
     { "nic", "data_priority", K_UINT, F(data_priority), "3", NULL, 0, 7, 1 },
     { "nic", "cnp_priority", K_UINT, F(cnp_priority), "6", NULL, 0, 7, 1 },
     { "nic", "ack_priority", K_UINT, F(ack_priority), "6", NULL, 0, 7, 1 },
+    { "nic", "pfc", K_BOOL, F(nic_pfc), "on", NULL, 0, 0, 0 },
+    { "nic", "rx_buffer", K_SIZE, F(nic_rx_buffer), "256KiB", NULL, 0, 0, 0 },
 
     /* DCQCN: defaults come from the preset (NULL here). */
     { "dcqcn", "min_time_between_cnps", K_TIME, D(min_time_between_cnps), NULL, NULL, 0, 0, 0 },
@@ -641,8 +655,73 @@ static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
     return apply_preset(s, kf, err);
 }
 
+/* The [switch] PFC keys that are words or sizes ("dynamic" or 40KB, "auto" or 100m). */
+static gboolean parse_pfc_keys(struct scenario *s, GError **err)
+{
+    char *why = NULL;
+    s->lossless_mask = 0;
+    char **parts = g_strsplit(s->lossless_priorities_text, ",", -1);
+    for (int i = 0; parts[i]; i++) {
+        char *p = g_strstrip(parts[i]);
+        if (!*p && !parts[1])
+            break; /* empty list: no lossless priority */
+        if (strlen(p) != 1 || p[0] < '0' || p[0] > '7') {
+            scenario_key_error(err, s, "switch", "lossless_priorities", s->lossless_priorities_text,
+                               "expected a list of priorities 0-7, e.g. 3 or 3,4");
+            g_strfreev(parts);
+            return FALSE;
+        }
+        s->lossless_mask |= (uint8_t)(1u << (p[0] - '0'));
+    }
+    g_strfreev(parts);
+    if (!strcmp(s->xoff_text, "dynamic"))
+        s->xoff = 0;
+    else if (!units_parse_size(s->xoff_text, &s->xoff, &why) || s->xoff == 0) {
+        scenario_key_error(err, s, "switch", "xoff", s->xoff_text, "expected dynamic or a positive size (%s)",
+                           why ? why : "zero");
+        g_free(why);
+        return FALSE;
+    }
+    if (!strcmp(s->headroom_text, "auto"))
+        s->headroom = 0;
+    else if (!units_parse_size(s->headroom_text, &s->headroom, &why) || s->headroom == 0) {
+        scenario_key_error(err, s, "switch", "headroom", s->headroom_text, "expected auto or a positive size (%s)",
+                           why ? why : "zero");
+        g_free(why);
+        return FALSE;
+    }
+    s->cable_length_m = -1;
+    if (strcmp(s->cable_length_text, "auto")) {
+        char *end;
+        double m = g_ascii_strtod(s->cable_length_text, &end);
+        if (end == s->cable_length_text || strcmp(end, "m") || m < 0) {
+            scenario_key_error(err, s, "switch", "cable_length", s->cable_length_text,
+                               "expected auto (from the link delay) or a length in metres such as 100m");
+            return FALSE;
+        }
+        s->cable_length_m = m;
+    }
+    s->pfc_watchdog = 0;
+    if (strcmp(s->watchdog_text, "off") &&
+        (!units_parse_time(s->watchdog_text, &s->pfc_watchdog, &why) || s->pfc_watchdog == 0)) {
+        scenario_key_error(err, s, "switch", "pfc_watchdog", s->watchdog_text,
+                           "expected off or a detection time such as 200ms (%s)", why ? why : "zero");
+        g_free(why);
+        return FALSE;
+    }
+    if (s->lossless_mask & ((1u << s->cnp_priority) | (1u << s->ack_priority))) {
+        scenario_key_error(err, s, "switch", "lossless_priorities", s->lossless_priorities_text,
+                           "the CNP/ACK priorities (%u, %u) must stay lossy: they are served with strict priority",
+                           s->cnp_priority, s->ack_priority);
+        return FALSE;
+    }
+    return TRUE;
+}
+
 static gboolean validate(struct scenario *s, GError **err)
 {
+    if (!parse_pfc_keys(s, err))
+        return FALSE;
     if (s->host_rate == 0) {
         scenario_key_error(err, s, "topology", "host_rate", "0bps", "expected a positive rate");
         return FALSE;

@@ -67,7 +67,19 @@ struct scenario {
     uint64_t ecn_kmin, ecn_kmax;
     double ecn_pmax;
     enum ecn_mark_at ecn_mark;
+    /* PFC and the MMU ([switch]) */
     bool pfc;
+    char *lossless_priorities_text, *xoff_text, *headroom_text, *cable_length_text, *watchdog_text;
+    uint8_t lossless_mask;     /* parsed lossless_priorities */
+    uint64_t xoff;             /* 0 = dynamic */
+    double pfc_alpha, egress_alpha;
+    uint64_t xon_offset, reserve;
+    uint64_t headroom;         /* 0 = auto */
+    double cable_length_m;     /* < 0 = derive from the link delay */
+    simtime_t pfc_watchdog;    /* 0 = off */
+    simtime_t pfc_watchdog_restore;
+    uint32_t pfc_pause_quanta;
+    simtime_t deadlock_threshold;
     /* [nic] */
     uint32_t mtu;
     enum cc_kind cc;
@@ -75,6 +87,8 @@ struct scenario {
     uint32_t ack_every;
     simtime_t rto;
     uint8_t data_priority, cnp_priority, ack_priority;
+    bool nic_pfc;
+    uint64_t nic_rx_buffer;
     /* [dcqcn] */
     struct dcqcn_params dcqcn;
     /* workloads and faults, in file order */

@@ -1,0 +1,172 @@
+/* [fault NAME] sections: a NIC whose receive pipeline stops draining (the classic
+ * pause-storm trigger) and a link that goes down for a while. */
+#include <string.h>
+#include "models/net.h"
+#include "sim/units.h"
+
+struct fault_rt {
+    int kind;                  /* 0 nic-stall, 1 link-down */
+    uint32_t node, port;       /* port: global index (link-down) */
+    simtime_t at, dur;
+};
+
+/* Node by name (host3, leaf0, spine1, or an edge file's name) or by host number. */
+static gboolean fault_node(const struct net *n, const char *text, uint32_t *node)
+{
+    int64_t idx = topology_find_node(n->topo, text);
+    if (idx >= 0) {
+        *node = (uint32_t)idx;
+        return TRUE;
+    }
+    char *end;
+    guint64 v = g_ascii_strtoull(text, &end, 10);
+    if (*text && !*end && v < n->topo->nhosts) {
+        *node = (uint32_t)v;
+        return TRUE;
+    }
+    return FALSE;
+}
+
+static void stall_begin(void *ctx, uint64_t host)
+{
+    struct net *n = ctx;
+    n->hosts[host].stalled = true;
+}
+
+static void stall_end(void *ctx, uint64_t host)
+{
+    struct net *n = ctx;
+    nic_rx_drain(n, &n->hosts[host]);
+}
+
+/* Drops whatever waits in a switch port's egress queues (the link under it is gone). */
+static void flush_port(struct net *n, struct port_rt *p)
+{
+    if (p->is_host)
+        return;
+    struct switch_rt *sw = &n->switches[p->node - n->topo->nhosts];
+    for (int q = 0; q < NPRIO; q++)
+        while (p->q[q].pkts) {
+            uint32_t i = pktq_pop(n, &p->q[q]);
+            struct packet *pk = &n->pool[i];
+            struct port_rt *in = &n->ports[n->topo->nodes[p->node].first_port + pk->in_port];
+            mmu_release(&sw->mmu, &in->mmu, q, pk->frame);
+            if (mmu_may_resume(&sw->mmu, &in->mmu, q)) {
+                in->mmu.xoff_sent &= (uint8_t)~(1u << q);
+                pfc_request(n, in, q, false);
+            }
+            p->drops[q]++;
+            n->st.drops++;
+            n->st.drops_prio[q]++;
+            pkt_free(n, i);
+        }
+    sampler_queue_changed(n, p);
+}
+
+static void link_down(void *ctx, uint64_t port)
+{
+    struct net *n = ctx;
+    struct port_rt *a = &n->ports[port], *b = &n->ports[a->peer];
+    a->down = b->down = true;
+    flush_port(n, a);
+    flush_port(n, b);
+}
+
+static void link_up(void *ctx, uint64_t port)
+{
+    struct net *n = ctx;
+    struct port_rt *a = &n->ports[port], *b = &n->ports[a->peer];
+    a->down = b->down = false;
+    port_kick(n, a);
+    port_kick(n, b);
+}
+
+gboolean faults_schedule(struct net *n, GError **err)
+{
+    const struct scenario *sc = n->sc;
+    for (guint i = 0; i < sc->faults->len; i++) {
+        const struct named_section *f = g_ptr_array_index(sc->faults, i);
+        char *group = g_strdup_printf("fault %s", f->name);
+        const char *node_text = g_hash_table_lookup(f->keys, "node");
+        const char *at_text = g_hash_table_lookup(f->keys, "at");
+        const char *for_text = g_hash_table_lookup(f->keys, "for");
+        uint32_t node;
+        simtime_t at, dur = SIMTIME_NEVER;
+        char *why = NULL;
+        gboolean ok = TRUE;
+        if (!fault_node(n, node_text, &node)) {
+            scenario_key_error(err, sc, group, "node", node_text, "no such node: expected a name such as host3 or leaf0, or a host number");
+            ok = FALSE;
+        } else if (!units_parse_time(at_text, &at, &why)) {
+            g_set_error(err, SCENARIO_ERROR, 1, "%s: [%s] at: %s", sc->path, group, why);
+            ok = FALSE;
+        } else if (for_text && (!units_parse_time(for_text, &dur, &why) || dur == 0)) {
+            scenario_key_error(err, sc, group, "for", for_text, "%s", why ? why : "expected a positive duration");
+            ok = FALSE;
+        }
+        g_free(why);
+        if (ok && !strcmp(f->kind, "nic-stall")) {
+            if (n->topo->nodes[node].kind != NODE_HOST) {
+                scenario_key_error(err, sc, group, "node", node_text, "a nic-stall needs a host");
+                ok = FALSE;
+            } else {
+                engine_at(&n->eng, at, stall_begin, n, node);
+                if (dur != SIMTIME_NEVER)
+                    engine_at(&n->eng, at + dur, stall_end, n, node);
+            }
+        } else if (ok) {
+            const char *port_text = g_hash_table_lookup(f->keys, "port");
+            char *end;
+            guint64 port = g_ascii_strtoull(port_text, &end, 10);
+            if (!*port_text || *end || port >= n->topo->nodes[node].nports) {
+                scenario_key_error(err, sc, group, "port", port_text, "expected a port of %s from 0 to %u",
+                                   n->topo->nodes[node].name, n->topo->nodes[node].nports - 1);
+                ok = FALSE;
+            } else {
+                uint32_t gp = n->topo->nodes[node].first_port + (uint32_t)port;
+                engine_at(&n->eng, at, link_down, n, gp);
+                if (dur != SIMTIME_NEVER)
+                    engine_at(&n->eng, at + dur, link_up, n, gp);
+            }
+        }
+        g_free(group);
+        if (!ok)
+            return FALSE;
+    }
+    return TRUE;
+}
+
+/* While stalled, the NIC keeps what arrives in its receive buffer; past the XOFF point it
+ * pauses the link (if its PFC is on); past the buffer it drops. */
+bool nic_rx_stalled(struct net *n, struct host_rt *h, uint32_t i)
+{
+    if (!h->stalled)
+        return false;
+    struct packet *pk = &n->pool[i];
+    struct port_rt *port = &n->ports[h->port];
+    if (h->rxq.bytes + pk->frame > n->sc->nic_rx_buffer) {
+        h->rx_drops++;
+        n->st.drops++;
+        n->st.drops_prio[pk->prio]++;
+        if (n->sc->nic_pfc && (n->sc->lossless_mask & (1u << pk->prio)))
+            n->st.drops_lossless++;
+        pkt_free(n, i);
+        return true;
+    }
+    pktq_push(n, &h->rxq, i);
+    if (n->sc->nic_pfc && (n->sc->lossless_mask & (1u << pk->prio)) && h->rxq.bytes >= h->rx_xoff)
+        pfc_request(n, port, pk->prio, true);
+    return true;
+}
+
+void nic_rx_drain(struct net *n, struct host_rt *h)
+{
+    h->stalled = false;
+    struct port_rt *port = &n->ports[h->port];
+    while (h->rxq.pkts) {
+        uint32_t i = pktq_pop(n, &h->rxq);
+        nic_receive(n, port, i);
+    }
+    for (int q = 0; q < NPRIO; q++)
+        pfc_request(n, port, q, false);
+}

@@ -1,0 +1,127 @@
+#include "models/mmu.h"
+#include "sim/simtime.h"
+
+void mmu_init(struct mmu *m, const struct mmu_config *cfg, struct mmu_port *ports, uint32_t nports)
+{
+    m->cfg = *cfg;
+    uint64_t reserved = 0;
+    for (uint32_t i = 0; i < nports; i++)
+        for (int q = 0; q < MMU_NPRIO; q++) {
+            reserved += cfg->reserve;
+            if (cfg->pfc && (cfg->lossless & (1u << q)))
+                reserved += ports[i].headroom_size;
+        }
+    m->shared_cap = cfg->buffer > reserved ? cfg->buffer - reserved : 0;
+    m->shared_used = 0;
+    m->used = 0;
+}
+
+uint64_t mmu_threshold(const struct mmu *m, const struct mmu_port *p)
+{
+    if (m->cfg.xoff_static)
+        return m->cfg.xoff_static;
+    uint64_t free = m->shared_cap > m->shared_used ? m->shared_cap - m->shared_used : 0;
+    return (uint64_t)((double)free * p->alpha);
+}
+
+static bool lossless(const struct mmu *m, int prio)
+{
+    return m->cfg.pfc && (m->cfg.lossless & (1u << prio));
+}
+
+enum mmu_verdict mmu_admit(struct mmu *m, struct mmu_port *p, int prio, uint32_t size, uint64_t egress_bytes)
+{
+    struct mmu_ingress *in = &p->in[prio];
+    uint64_t total = in->reserve + in->shared + in->headroom;
+    if (lossless(m, prio)) {
+        uint64_t thr = mmu_threshold(m, p);
+        bool room_in_headroom = in->headroom + size <= p->headroom_size;
+        bool over = in->shared >= thr || m->shared_used + size > m->shared_cap;
+        if (over && !room_in_headroom)
+            return MMU_DROP_LOSSLESS;
+        if (in->reserve + size <= m->cfg.reserve && in->headroom == 0 && in->shared == 0) {
+            in->reserve += size;
+        } else if (in->shared + size > thr || m->shared_used + size > m->shared_cap || in->headroom > 0) {
+            /* past the threshold (or already into headroom): the PAUSE is on its way */
+            in->headroom += size;
+        } else {
+            in->shared += size;
+            m->shared_used += size;
+        }
+        m->used += size;
+        return MMU_ACCEPT;
+    }
+    /* lossy: the reserve, then the shared pool, limited per egress queue */
+    (void)total;
+    if (in->reserve + size <= m->cfg.reserve && in->shared == 0) {
+        in->reserve += size;
+        m->used += size;
+        return MMU_ACCEPT;
+    }
+    uint64_t free = m->shared_cap > m->shared_used ? m->shared_cap - m->shared_used : 0;
+    if (size > free || (double)(egress_bytes + size) > m->cfg.egress_alpha * (double)free)
+        return MMU_DROP;
+    in->shared += size;
+    m->shared_used += size;
+    m->used += size;
+    return MMU_ACCEPT;
+}
+
+void mmu_release(struct mmu *m, struct mmu_port *p, int prio, uint32_t size)
+{
+    struct mmu_ingress *in = &p->in[prio];
+    uint64_t left = size;
+    uint64_t take = left < in->headroom ? left : in->headroom;
+    in->headroom -= take;
+    left -= take;
+    take = left < in->shared ? left : in->shared;
+    in->shared -= take;
+    m->shared_used -= take;
+    left -= take;
+    take = left < in->reserve ? left : in->reserve;
+    in->reserve -= take;
+    m->used -= size;
+}
+
+bool mmu_should_pause(const struct mmu *m, const struct mmu_port *p, int prio)
+{
+    if (!lossless(m, prio) || (p->xoff_sent & (1u << prio)))
+        return false;
+    const struct mmu_ingress *in = &p->in[prio];
+    return in->headroom > 0 || in->shared >= mmu_threshold(m, p);
+}
+
+bool mmu_may_resume(const struct mmu *m, const struct mmu_port *p, int prio)
+{
+    if (!(p->xoff_sent & (1u << prio)))
+        return false;
+    const struct mmu_ingress *in = &p->in[prio];
+    if (in->headroom > 0)
+        return false;
+    return in->shared == 0 || in->shared + m->cfg.xon_offset <= mmu_threshold(m, p);
+}
+
+/* IEEE 802.3 interface and response delay upper bounds in bit times (models.md 3.3). */
+struct delay_row {
+    uint64_t max_bps;
+    uint64_t d_intf, d_resp;
+};
+static const struct delay_row delay_rows[] = {
+    { 10000000000ull, 8192, 30720 },
+    { 25000000000ull, 6144, 40960 },
+    { 40000000000ull, 24576, 60416 },
+    { 100000000000ull, 122880, 201728 },
+    /* 400G: the reference gives only D_resp; D_intf taken as the 100G bound */
+    { UINT64_MAX, 122880, 463360 },
+};
+
+uint64_t pfc_headroom_bytes(uint64_t rate_bps, uint64_t prop_delay_ps, uint32_t max_frame_wire)
+{
+    const struct delay_row *r = delay_rows;
+    while (rate_bps > r->max_bps)
+        r++;
+    /* round trip of the cable: the frames still arriving while the PAUSE travels upstream */
+    uint64_t prop = (uint64_t)((unsigned __int128)2 * prop_delay_ps * rate_bps / 8 / PS_PER_S);
+    const uint64_t pfc_frame_wire = 84;
+    return max_frame_wire + pfc_frame_wire + prop + (r->d_intf + r->d_resp) / 8 + max_frame_wire;
+}

@@ -1,0 +1,405 @@
+/* Priority flow control (IEEE 802.1Qbb) on every port, the PFC watchdog, and deadlock
+ * detection. See shared/reference/models.md sections 3 and 4.
+ *
+ * Receiver side: a port whose ingress crosses XOFF asks its peer to pause by queueing a PFC
+ * frame that goes out ahead of data, and refreshes it at half the pause time while still
+ * congested; XON (time 0) when it drains. Transmitter side: a received frame stops the
+ * priority after the frame in flight for quanta x 512 bit times, or until XON. */
+#include <string.h>
+#include "models/net.h"
+
+static void pfc_expire_fire(void *ctx, uint64_t arg);
+static void pfc_refresh_fire(void *ctx, uint64_t arg);
+static void wd_fire(void *ctx, uint64_t arg);
+
+void pfc_init_port(struct net *n, struct port_rt *p)
+{
+    timer_init(&p->pfc_expire, &n->eng, pfc_expire_fire, p, 0);
+    timer_init(&p->pfc_refresh, &n->eng, pfc_refresh_fire, p, 0);
+    timer_init(&p->wd_timer, &n->eng, wd_fire, p, 0);
+}
+
+/* One pause quantum is 512 bit times at the port's speed. */
+static simtime_t quanta_ps(const struct port_rt *p, uint32_t quanta)
+{
+    return serialisation_ps((uint64_t)quanta * 64, p->rate);
+}
+
+static const char *node_name(const struct net *n, const struct port_rt *p)
+{
+    return n->topo->nodes[p->node].name;
+}
+
+static void log_event(struct net *n, struct port_rt *p, int prio, const char *event, simtime_t duration)
+{
+    if (!n->pfc_csv)
+        return;
+    fprintf(n->pfc_csv, "%" G_GUINT64_FORMAT ",%s,%u,%d,%s,%" G_GUINT64_FORMAT "\n", n->eng.now / PS_PER_NS,
+            node_name(n, p), p->local, prio, event, duration / PS_PER_NS);
+}
+
+/* ---------- receiver side: asking the peer to pause ---------- */
+
+void pfc_request(struct net *n, struct port_rt *p, int prio, bool pause)
+{
+    uint8_t bit = (uint8_t)(1u << prio);
+    if (pause == !!(p->pfc_want & bit))
+        return;
+    if (pause) {
+        p->pfc_want |= bit;
+        p->xoff_since[prio] = n->eng.now;
+    } else {
+        p->pfc_want &= (uint8_t)~bit;
+        p->tx_pause_dur[prio] += n->eng.now - p->xoff_since[prio];
+    }
+    p->pfc_pending |= bit;
+    port_kick(n, p);
+}
+
+/* The PFC frame to send next on this port, if any: it goes out before any data. */
+uint32_t pfc_next_frame(struct net *n, struct port_rt *p)
+{
+    if (!p->pfc_pending || p->down)
+        return NONE32;
+    uint32_t i = pkt_alloc(n);
+    struct packet *pk = &n->pool[i];
+    *pk = (struct packet){ 0 };
+    pk->kind = PKT_PFC;
+    pk->src = p->node;
+    pk->dst = NONE32;
+    pk->transfer = NONE32;
+    pk->frame = PFC_FRAME_BYTES;
+    pk->pfc_vector = p->pfc_pending;
+    /* XOFF classes carry the pause time, XON classes zero: one frame carries one value per
+     * class, so a mixed frame is split into two frames (XOFF first). */
+    uint8_t xoff = p->pfc_pending & p->pfc_want;
+    if (xoff) {
+        pk->pfc_vector = xoff;
+        pk->pfc_quanta = (uint16_t)n->sc->pfc_pause_quanta;
+        p->pfc_pending &= (uint8_t)~xoff;
+        n->st.pause_frames++;
+        for (int q = 0; q < NPRIO; q++)
+            if (xoff & (1u << q))
+                p->tx_pause[q]++;
+        /* refresh at half the pause time while still congested */
+        timer_set(&p->pfc_refresh, n->eng.now + quanta_ps(p, n->sc->pfc_pause_quanta) / 2);
+    } else {
+        pk->pfc_quanta = 0;
+        p->pfc_pending = 0;
+        n->st.xon_frames++;
+    }
+    pk->sent_at = n->eng.now;
+    return i;
+}
+
+static void pfc_refresh_fire(void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct port_rt *p = ctx;
+    if (!p->pfc_want)
+        return;
+    p->pfc_pending |= p->pfc_want;
+    port_kick(p->net, p);
+}
+
+/* ---------- transmitter side: honouring received frames ---------- */
+
+static void unpause(struct net *n, struct port_rt *p, int q)
+{
+    uint8_t bit = (uint8_t)(1u << q);
+    if (!(p->paused & bit))
+        return;
+    p->paused &= (uint8_t)~bit;
+    simtime_t d = n->eng.now - p->paused_since[q];
+    p->rx_pause_dur[q] += d;
+    n->st.paused_ps += d;
+    log_event(n, p, q, "resume", d);
+}
+
+static void rearm_expire(struct net *n, struct port_rt *p)
+{
+    simtime_t next = SIMTIME_NEVER;
+    for (int q = 0; q < NPRIO; q++)
+        if ((p->paused & (1u << q)) && p->pause_until[q] < next)
+            next = p->pause_until[q];
+    if (next == SIMTIME_NEVER)
+        timer_cancel(&p->pfc_expire);
+    else
+        timer_set(&p->pfc_expire, next);
+    (void)n;
+}
+
+static void nic_unpark(struct net *n, struct port_rt *p);
+
+static void pfc_expire_fire(void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct port_rt *p = ctx;
+    struct net *n = p->net;
+    for (int q = 0; q < NPRIO; q++)
+        if ((p->paused & (1u << q)) && p->pause_until[q] <= n->eng.now)
+            unpause(n, p, q);
+    rearm_expire(n, p);
+    nic_unpark(n, p);
+    port_kick(n, p);
+}
+
+void pfc_receive(struct net *n, struct port_rt *in, uint32_t i)
+{
+    struct packet *pk = &n->pool[i];
+    simtime_t now = n->eng.now;
+    bool honour = in->is_host ? n->sc->nic_pfc : n->sc->pfc;
+    for (int q = 0; q < NPRIO; q++) {
+        uint8_t bit = (uint8_t)(1u << q);
+        if (!(pk->pfc_vector & bit))
+            continue;
+        if (pk->pfc_quanta) {
+            in->rx_pause[q]++;
+            if (!honour || (in->wd_active & bit))
+                continue; /* PFC disabled here, or the watchdog ignores this queue */
+            if (!(in->paused & bit)) {
+                in->paused |= bit;
+                in->paused_since[q] = now;
+                log_event(n, in, q, "pause", 0);
+                if (n->sc->pfc_watchdog && !in->is_host && !timer_armed(&in->wd_timer))
+                    timer_set(&in->wd_timer, now + n->sc->pfc_watchdog);
+                pfc_watch_deadlock(n);
+            }
+            in->pause_until[q] = now + quanta_ps(in, pk->pfc_quanta);
+        } else {
+            unpause(n, in, q);
+        }
+    }
+    pkt_free(n, i);
+    rearm_expire(n, in);
+    nic_unpark(n, in);
+    port_kick(n, in);
+}
+
+/* QPs parked on a priority that is no longer paused go back to the ready list. */
+static void nic_unpark(struct net *n, struct port_rt *p)
+{
+    if (!p->is_host)
+        return;
+    struct host_rt *h = &n->hosts[p->node];
+    for (int q = 0; q < NPRIO; q++) {
+        if ((p->paused & (1u << q)) || h->parked_head[q] == NONE32)
+            continue;
+        uint32_t id = h->parked_head[q];
+        h->parked_head[q] = NONE32;
+        while (id != NONE32) {
+            struct qp_rt *qp = &n->qps[id];
+            uint32_t next = qp->next_ready;
+            qp->state = QP_READY;
+            qp->next_ready = NONE32;
+            if (h->ready_tail == NONE32)
+                h->ready_head = id;
+            else
+                n->qps[h->ready_tail].next_ready = id;
+            h->ready_tail = id;
+            id = next;
+        }
+    }
+}
+
+/* ---------- watchdog ---------- */
+
+/* Drops everything queued on (port, prio) as a storm-containing watchdog does. */
+static void wd_flush(struct net *n, struct port_rt *p, int q)
+{
+    struct switch_rt *sw = &n->switches[p->node - n->topo->nhosts];
+    while (p->q[q].pkts) {
+        uint32_t i = pktq_pop(n, &p->q[q]);
+        struct packet *pk = &n->pool[i];
+        struct port_rt *in = &n->ports[n->topo->nodes[p->node].first_port + pk->in_port];
+        mmu_release(&sw->mmu, &in->mmu, q, pk->frame);
+        if (mmu_may_resume(&sw->mmu, &in->mmu, q)) {
+            in->mmu.xoff_sent &= (uint8_t)~(1u << q);
+            pfc_request(n, in, q, false);
+        }
+        p->wd_drops++;
+        p->drops[q]++;
+        n->st.wd_drops++;
+        n->st.drops++;
+        pkt_free(n, i);
+    }
+    sampler_queue_changed(n, p);
+}
+
+static void wd_fire(void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct port_rt *p = ctx;
+    struct net *n = p->net;
+    simtime_t now = n->eng.now, next = SIMTIME_NEVER;
+    for (int q = 0; q < NPRIO; q++) {
+        uint8_t bit = (uint8_t)(1u << q);
+        if (p->wd_active & bit) {
+            if (p->wd_until[q] <= now) {
+                p->wd_active &= (uint8_t)~bit; /* restored: PFC honoured again */
+                log_event(n, p, q, "watchdog-restore", 0);
+            } else if (p->wd_until[q] < next) {
+                next = p->wd_until[q];
+            }
+            continue;
+        }
+        if (!(p->paused & bit))
+            continue;
+        simtime_t due = p->paused_since[q] + n->sc->pfc_watchdog;
+        if (due <= now && p->q[q].pkts) {
+            /* storm: paused for the whole detection window with packets waiting */
+            p->wd_storms++;
+            n->st.wd_storms++;
+            log_event(n, p, q, "watchdog-storm", now - p->paused_since[q]);
+            unpause(n, p, q);
+            p->wd_active |= bit;
+            p->wd_until[q] = now + n->sc->pfc_watchdog_restore;
+            wd_flush(n, p, q);
+            if (p->wd_until[q] < next)
+                next = p->wd_until[q];
+        } else if (due > now && due < next) {
+            next = due;
+        } else if (due <= now && now + n->sc->pfc_watchdog < next) {
+            next = now + n->sc->pfc_watchdog;
+        }
+    }
+    rearm_expire(n, p);
+    if (next != SIMTIME_NEVER)
+        timer_set(&p->wd_timer, next);
+    port_kick(n, p);
+}
+
+/* ---------- deadlock detection ---------- */
+
+/* A queue (port, prio) waits on the queues of the next switch that hold packets which
+ * entered through the port at the far end of its link; a cycle of such waits among queues
+ * paused for longer than the threshold is a deadlock. Checked periodically while pauses
+ * exist; the graph is built only then, never per packet. */
+struct wf_node {
+    uint32_t port;
+    int prio;
+};
+
+static bool queue_waiting(struct net *n, const struct port_rt *p, int q, simtime_t now)
+{
+    return !p->is_host && (p->paused & (1u << q)) && p->q[q].pkts &&
+           now - p->paused_since[q] >= n->sc->deadlock_threshold;
+}
+
+static bool holds_from(struct net *n, const struct port_rt *p, int q, uint32_t in_local)
+{
+    for (uint32_t i = p->q[q].head; i != NONE32; i = n->pool[i].next)
+        if (n->pool[i].in_port == in_local)
+            return true;
+    return false;
+}
+
+static void deadlock_fire(void *ctx, uint64_t arg);
+
+void pfc_watch_deadlock(struct net *n)
+{
+    if (n->deadlock_timer.eng == NULL)
+        timer_init(&n->deadlock_timer, &n->eng, deadlock_fire, n, 0);
+    if (!timer_armed(&n->deadlock_timer))
+        timer_set(&n->deadlock_timer, n->eng.now + n->sc->deadlock_threshold);
+}
+
+static void deadlock_fire(void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct net *n = ctx;
+    simtime_t now = n->eng.now;
+    uint32_t np = n->topo->nports;
+    /* colour per (port, prio): 0 unvisited, 1 on stack, 2 done */
+    uint8_t *colour = g_new0(uint8_t, (size_t)np * NPRIO);
+    struct wf_node *stack = g_new(struct wf_node, (size_t)np * NPRIO + 1);
+    uint32_t *next_port = g_new0(uint32_t, (size_t)np * NPRIO + 1); /* DFS: next edge to try per depth */
+    bool any_paused = false, found = false;
+    uint32_t depth = 0, cycle_start = 0;
+    for (uint32_t s = 0; s < np && !found; s++)
+        for (int sq = 0; sq < NPRIO && !found; sq++) {
+            if (n->ports[s].paused)
+                any_paused = true;
+            if (colour[(size_t)s * NPRIO + sq] || !queue_waiting(n, &n->ports[s], sq, now))
+                continue;
+            /* iterative DFS over the wait-for graph */
+            depth = 0;
+            stack[depth++] = (struct wf_node){ s, sq };
+            colour[(size_t)s * NPRIO + sq] = 1;
+            next_port[0] = 0;
+            while (depth && !found) {
+                struct wf_node top = stack[depth - 1];
+                const struct port_rt *p = &n->ports[top.port];
+                const struct port_rt *peer = &n->ports[p->peer];
+                const struct topo_node *nd = &n->topo->nodes[peer->node];
+                bool pushed = false;
+                if (!peer->is_host) {
+                    for (uint32_t k = next_port[depth - 1]; k < nd->nports; k++) {
+                        uint32_t gp = nd->first_port + k;
+                        const struct port_rt *cand = &n->ports[gp];
+                        size_t ci = (size_t)gp * NPRIO + top.prio;
+                        if (!queue_waiting(n, cand, top.prio, now) || !holds_from(n, cand, top.prio, peer->local))
+                            continue;
+                        next_port[depth - 1] = k + 1;
+                        if (colour[ci] == 1) {
+                            /* back edge: the cycle is the stack from that node up */
+                            for (uint32_t d = 0; d < depth; d++)
+                                if (stack[d].port == gp && stack[d].prio == top.prio)
+                                    cycle_start = d;
+                            found = true;
+                            break;
+                        }
+                        if (colour[ci] == 0) {
+                            colour[ci] = 1;
+                            next_port[depth] = 0;
+                            stack[depth++] = (struct wf_node){ gp, top.prio };
+                            pushed = true;
+                            break;
+                        }
+                    }
+                }
+                if (!found && !pushed) {
+                    colour[(size_t)top.port * NPRIO + top.prio] = 2;
+                    depth--;
+                }
+            }
+        }
+    g_free(next_port);
+    if (found) {
+        GString *g = g_string_new("PFC deadlock: cyclic buffer dependency among paused queues: ");
+        for (uint32_t d = cycle_start; d < depth; d++) {
+            const struct port_rt *p = &n->ports[stack[d].port];
+            g_string_append_printf(g, "%s:%u prio %d -> ", node_name(n, p), p->local, stack[d].prio);
+        }
+        const struct port_rt *p0 = &n->ports[stack[cycle_start].port];
+        g_string_append_printf(g, "%s:%u (each paused for at least %.0f us, detected at %.3f us)", node_name(n, p0),
+                               p0->local, (double)n->sc->deadlock_threshold / PS_PER_US, (double)now / PS_PER_US);
+        n->deadlocked = true;
+        n->deadlock_report = g_string_free(g, FALSE);
+        n->last_event_time = now;
+        engine_halt(&n->eng);
+    } else if (any_paused && !n->finished) {
+        timer_set(&n->deadlock_timer, now + n->sc->deadlock_threshold / 2);
+    }
+    g_free(colour);
+    g_free(stack);
+}
+
+void pfc_finish(struct net *n)
+{
+    for (uint32_t i = 0; i < n->topo->nports; i++) {
+        struct port_rt *p = &n->ports[i];
+        for (int q = 0; q < NPRIO; q++) {
+            if (p->paused & (1u << q)) {
+                simtime_t d = n->last_event_time - p->paused_since[q];
+                p->rx_pause_dur[q] += d;
+                n->st.paused_ps += d;
+                p->paused_since[q] = n->last_event_time;
+            }
+            if (p->pfc_want & (1u << q)) {
+                p->tx_pause_dur[q] += n->last_event_time - p->xoff_since[q];
+                p->xoff_since[q] = n->last_event_time;
+            }
+        }
+    }
+}
