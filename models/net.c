@@ -446,7 +446,7 @@ void net_run(struct net *n)
     if (n->sampler)
         timer_set(&n->sampler->tick, 0);
     engine_run(&n->eng, n->sc->stop);
-    if (!n->finished)
+    if (!n->finished && !n->deadlocked)
         n->last_event_time = n->eng.now < n->sc->stop && n->eng.n == 0 ? n->eng.now : n->sc->stop;
 }
 

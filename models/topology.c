@@ -1,6 +1,8 @@
 #include "models/topology.h"
 #include <stdio.h>
+#include <stdarg.h>
 #include <string.h>
+#include "sim/units.h"
 
 struct builder {
     GArray *nodes, *ports;
@@ -146,14 +148,228 @@ static struct topology *build_leaf_spine(const struct scenario *s)
     return t;
 }
 
+/* ---------- edge-list topologies ----------
+ *
+ *   host NAME                      hosts are numbered in the order they are declared
+ *   switch NAME
+ *   link NAME NAME RATE DELAY      e.g. link h0 s0 100Gbps 1us
+ *   route SWITCH HOST NEIGHBOUR    static next hop (repeat for an ECMP set); without routes
+ *                                  a switch uses all shortest paths
+ */
+struct edge_route {
+    uint32_t sw, dst, nbr;
+    int line;
+};
+
+static gboolean edge_error(GError **err, const char *path, int line, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+static gboolean edge_error(GError **err, const char *path, int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *m = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(err, SCENARIO_ERROR, 1, "%s:%d: %s", path, line, m);
+    g_free(m);
+    return FALSE;
+}
+
+static struct topology *build_edges(const struct scenario *s, GArray **routes_out, char **path_out, GError **err)
+{
+    char *path = g_path_is_absolute(s->edges_file) ? g_strdup(s->edges_file)
+                                                    : g_build_filename(s->dir, s->edges_file, NULL);
+    *path_out = path;
+    char *text = NULL;
+    GError *e = NULL;
+    if (!g_file_get_contents(path, &text, NULL, &e)) {
+        g_set_error(err, SCENARIO_ERROR, 1, "%s: [topology] file = '%s': cannot read: %s", s->path, s->edges_file,
+                    e->message);
+        g_error_free(e);
+        return NULL;
+    }
+    GArray *hosts = g_array_new(FALSE, FALSE, sizeof(struct topo_node));
+    GArray *switches = g_array_new(FALSE, FALSE, sizeof(struct topo_node));
+    struct raw_link {
+        char a[24], b[24];
+        uint64_t rate;
+        simtime_t delay;
+        int line;
+    };
+    struct raw_route {
+        char sw[24], dst[24], nbr[24];
+        int line;
+    };
+    GArray *links = g_array_new(FALSE, FALSE, sizeof(struct raw_link));
+    GArray *rroutes = g_array_new(FALSE, FALSE, sizeof(struct raw_route));
+    char **lines = g_strsplit(text, "\n", -1);
+    g_free(text);
+    gboolean ok = TRUE;
+    GHashTable *names = g_hash_table_new(g_str_hash, g_str_equal);
+    for (int ln = 0; lines[ln] && ok; ln++) {
+        char *hash = strchr(lines[ln], '#');
+        if (hash)
+            *hash = 0;
+        char **f = g_strsplit_set(g_strstrip(lines[ln]), " \t", -1);
+        int nf = 0;
+        for (int k = 0; f[k]; k++)
+            if (*f[k])
+                f[nf++] = f[k];
+        if (nf == 0) {
+            g_strfreev(f);
+            continue;
+        }
+        char *why = NULL;
+        if (!strcmp(f[0], "host") || !strcmp(f[0], "switch")) {
+            if (nf != 2 || strlen(f[1]) >= 24)
+                ok = edge_error(err, path, ln + 1, "expected '%s NAME' (a name of at most 23 characters)", f[0]);
+            else if (g_hash_table_contains(names, f[1]))
+                ok = edge_error(err, path, ln + 1, "node '%s' is declared twice", f[1]);
+            else {
+                struct topo_node nd = { .kind = f[0][0] == 'h' ? NODE_HOST : NODE_SWITCH, .tier = f[0][0] == 'h' ? 0 : 1 };
+                g_strlcpy(nd.name, f[1], sizeof nd.name);
+                g_array_append_val(nd.kind == NODE_HOST ? hosts : switches, nd);
+                g_hash_table_add(names, g_strdup(f[1]));
+            }
+        } else if (!strcmp(f[0], "link")) {
+            struct raw_link l = { .line = ln + 1 };
+            if (nf != 5)
+                ok = edge_error(err, path, ln + 1, "expected 'link NODE NODE RATE DELAY', e.g. link h0 s0 100Gbps 1us");
+            else if (!units_parse_rate(f[3], &l.rate, &why) || l.rate == 0)
+                ok = edge_error(err, path, ln + 1, "rate: %s", why ? why : "expected a positive rate");
+            else if (!units_parse_time(f[4], &l.delay, &why))
+                ok = edge_error(err, path, ln + 1, "delay: %s", why);
+            else {
+                g_strlcpy(l.a, f[1], sizeof l.a);
+                g_strlcpy(l.b, f[2], sizeof l.b);
+                g_array_append_val(links, l);
+            }
+        } else if (!strcmp(f[0], "route")) {
+            struct raw_route r = { .line = ln + 1 };
+            if (nf != 4)
+                ok = edge_error(err, path, ln + 1, "expected 'route SWITCH HOST NEIGHBOUR'");
+            else {
+                g_strlcpy(r.sw, f[1], sizeof r.sw);
+                g_strlcpy(r.dst, f[2], sizeof r.dst);
+                g_strlcpy(r.nbr, f[3], sizeof r.nbr);
+                g_array_append_val(rroutes, r);
+            }
+        } else {
+            ok = edge_error(err, path, ln + 1, "unknown line '%s': expected host, switch, link or route", f[0]);
+        }
+        g_free(why);
+        g_strfreev(f);
+    }
+    g_strfreev(lines);
+    g_hash_table_foreach(names, (GHFunc)(void (*)(void))g_free, NULL);
+    g_hash_table_destroy(names);
+    struct topology *t = NULL;
+    if (ok && hosts->len == 0)
+        ok = edge_error(err, path, 1, "no host declared");
+    if (ok) {
+        t = g_new0(struct topology, 1);
+        t->nhosts = hosts->len;
+        t->nnodes = hosts->len + switches->len;
+        t->nodes = g_new0(struct topo_node, t->nnodes);
+        memcpy(t->nodes, hosts->data, sizeof(struct topo_node) * hosts->len);
+        memcpy(t->nodes + hosts->len, switches->data, sizeof(struct topo_node) * switches->len);
+        GArray *pl = g_array_new(FALSE, FALSE, sizeof(struct pending_link));
+        for (guint i = 0; i < links->len && ok; i++) {
+            struct raw_link *l = &g_array_index(links, struct raw_link, i);
+            int64_t a = topology_find_node(t, l->a), b = topology_find_node(t, l->b);
+            if (a < 0 || b < 0 || a == b)
+                ok = edge_error(err, path, l->line, "link %s %s: %s", l->a, l->b,
+                                a == b && a >= 0 ? "a node cannot link to itself" : "unknown node (declare it with host or switch first)");
+            else {
+                struct pending_link p = { (uint32_t)a, (uint32_t)b, l->rate, l->delay };
+                g_array_append_val(pl, p);
+            }
+        }
+        if (ok)
+            finish_ports(t, pl);
+        g_array_free(pl, TRUE);
+        for (uint32_t h = 0; ok && h < t->nhosts; h++)
+            if (t->nodes[h].nports != 1)
+                ok = edge_error(err, path, 1, "host %s has %u links: a host needs exactly one", t->nodes[h].name,
+                                t->nodes[h].nports);
+    }
+    GArray *routes = g_array_new(FALSE, FALSE, sizeof(struct edge_route));
+    for (guint i = 0; ok && i < rroutes->len; i++) {
+        struct raw_route *r = &g_array_index(rroutes, struct raw_route, i);
+        int64_t sw = topology_find_node(t, r->sw), dst = topology_find_node(t, r->dst), nbr = topology_find_node(t, r->nbr);
+        if (sw < 0 || t->nodes[sw].kind != NODE_SWITCH)
+            ok = edge_error(err, path, r->line, "route: '%s' is not a switch", r->sw);
+        else if (dst < 0 || t->nodes[dst].kind != NODE_HOST)
+            ok = edge_error(err, path, r->line, "route: '%s' is not a host", r->dst);
+        else {
+            int64_t port = -1;
+            for (uint32_t k = 0; k < t->nodes[sw].nports; k++)
+                if (nbr >= 0 && t->ports[t->ports[t->nodes[sw].first_port + k].peer].node == (uint32_t)nbr)
+                    port = k;
+            if (port < 0)
+                ok = edge_error(err, path, r->line, "route: '%s' is not a neighbour of %s", r->nbr, r->sw);
+            else {
+                struct edge_route er = { (uint32_t)sw, (uint32_t)dst, (uint32_t)port, r->line };
+                g_array_append_val(routes, er);
+            }
+        }
+    }
+    g_array_free(hosts, TRUE);
+    g_array_free(switches, TRUE);
+    g_array_free(links, TRUE);
+    g_array_free(rroutes, TRUE);
+    if (!ok) {
+        g_array_free(routes, TRUE);
+        topology_free(t);
+        return NULL;
+    }
+    *routes_out = routes;
+    return t;
+}
+
+/* Static routes replace the shortest-path sets of their (switch, host): the route table is
+ * rebuilt in (node, host) order, taking the static entries where a pair has any. */
+static void apply_static_routes(struct topology *t, GArray *routes)
+{
+    size_t npairs = (size_t)t->nnodes * t->nhosts;
+    uint32_t *static_cnt = g_new0(uint32_t, npairs);
+    for (guint i = 0; i < routes->len; i++) {
+        struct edge_route *r = &g_array_index(routes, struct edge_route, i);
+        static_cnt[(size_t)r->sw * t->nhosts + r->dst]++;
+    }
+    GArray *rp = g_array_new(FALSE, FALSE, sizeof(uint16_t));
+    for (size_t idx = 0; idx < npairs; idx++) {
+        uint32_t off = rp->len;
+        if (static_cnt[idx]) {
+            for (guint i = 0; i < routes->len; i++) {
+                struct edge_route *r = &g_array_index(routes, struct edge_route, i);
+                if ((size_t)r->sw * t->nhosts + r->dst == idx) {
+                    uint16_t port = (uint16_t)r->nbr;
+                    g_array_append_val(rp, port);
+                }
+            }
+            t->route_cnt[idx] = (uint16_t)static_cnt[idx];
+        } else {
+            g_array_append_vals(rp, &t->route_ports[t->route_off[idx]], t->route_cnt[idx]);
+        }
+        t->route_off[idx] = off;
+    }
+    g_free(static_cnt);
+    g_free(t->route_ports);
+    t->nroute_ports = rp->len;
+    t->route_ports = (uint16_t *)g_array_free(rp, FALSE);
+}
+
 struct topology *topology_build(const struct scenario *s, GError **err)
 {
     struct topology *t = NULL;
+    GArray *routes = NULL;
+    char *path = NULL;
     if (s->topo == TOPO_LEAF_SPINE) {
         t = build_leaf_spine(s);
     } else {
-        g_set_error(err, SCENARIO_ERROR, 1, "%s: [topology] kind = 'edges': not available in this build", s->path);
-        return NULL;
+        t = build_edges(s, &routes, &path, err);
+        g_free(path);
+        if (!t)
+            return NULL;
     }
     if (t->nports > 0)
         for (uint32_t n = 0; n < t->nnodes; n++)
@@ -163,6 +379,10 @@ struct topology *topology_build(const struct scenario *s, GError **err)
                 return NULL;
             }
     compute_routes(t);
+    if (routes) {
+        apply_static_routes(t, routes);
+        g_array_free(routes, TRUE);
+    }
     return t;
 }
 

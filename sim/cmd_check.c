@@ -1,6 +1,7 @@
 /* `rocesim check`: the scenario as it would run, every default filled in, with derived
  * figures an architect wants before running (hosts, links, oversubscription, BDP). */
 #include <stdio.h>
+#include "models/net.h"
 #include "models/packet.h"
 #include "models/topology.h"
 #include "models/workload.h"
@@ -71,7 +72,29 @@ int cmd_check(int argc, char **argv)
     printf("hosts = %u\n", t->nhosts);
     printf("switches = %u\n", t->nnodes - t->nhosts);
     printf("links = %u\n", links);
-    printf("oversubscription = %.2f:1 (leaf downlink / uplink capacity)\n", t->oversubscription);
+    if (sc->topo == TOPO_LEAF_SPINE)
+        printf("oversubscription = %.2f:1 (leaf downlink / uplink capacity)\n", t->oversubscription);
+    /* PFC headroom per kind of port (hosts' links and the fabric's) */
+    if (sc->pfc) {
+        GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        for (uint32_t i = 0; i < t->nports; i++) {
+            const struct topo_port *p = &t->ports[i];
+            if (t->nodes[p->node].kind != NODE_SWITCH)
+                continue;
+            char *k = g_strdup_printf("%s %s", units_format_rate(p->rate_bps, a, sizeof a),
+                                      units_format_time(p->delay_ps, b, sizeof b));
+            if (g_hash_table_contains(seen, k)) {
+                g_free(k);
+                continue;
+            }
+            uint64_t h = net_port_headroom(sc, p->rate_bps, p->delay_ps);
+            char hb[32];
+            printf("headroom (%s ports, %s links) = %s per lossless priority%s\n", a, b,
+                   units_format_size(h, hb, sizeof hb), sc->headroom ? " (set by [switch] headroom)" : " (auto: IEEE 802.3 delays, MTU, cable)");
+            g_hash_table_add(seen, k);
+        }
+        g_hash_table_unref(seen);
+    }
     /* the longest shortest path and its base RTT */
     uint32_t far = 0, fs = 0, fd = 0;
     for (uint32_t x = 0; x < t->nhosts; x++)

@@ -434,18 +434,25 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
     const struct topology *t = n->topo;
     char a[32], b[32], c[32], d[32];
     printf("rocesim %s  %s  (seed %" G_GUINT64_FORMAT ")\n", ROCESIM_VERSION, sc->name, sc->seed);
-    printf("  %-12s %u hosts, %u switches, %s hosts, %s fabric, %.2f:1 oversubscription\n", "fabric", t->nhosts,
-           t->nnodes - t->nhosts, units_format_rate(sc->host_rate, a, sizeof a),
-           units_format_rate(sc->fabric_rate, b, sizeof b), t->oversubscription);
+    if (sc->topo == TOPO_LEAF_SPINE)
+        printf("  %-12s %u hosts, %u switches, %s hosts, %s fabric, %.2f:1 oversubscription\n", "fabric", t->nhosts,
+               t->nnodes - t->nhosts, units_format_rate(sc->host_rate, a, sizeof a),
+               units_format_rate(sc->fabric_rate, b, sizeof b), t->oversubscription);
+    else
+        printf("  %-12s %u hosts, %u switches, %u links (edge list %s)\n", "fabric", t->nhosts, t->nnodes - t->nhosts,
+               t->nports / 2, sc->edges_file);
     printf("  %-12s cc=%s%s%s, ecn %s (Kmin %s, Kmax %s, Pmax %.2f), pfc %s\n", "settings",
            sc->cc == CC_DCQCN ? "dcqcn" : "none", sc->cc == CC_DCQCN ? "/" : "", sc->cc == CC_DCQCN ? sc->cc_preset : "",
            sc->ecn ? "on" : "off", units_format_size(sc->ecn_kmin, c, sizeof c), units_format_size(sc->ecn_kmax, d, sizeof d),
            sc->ecn_pmax, sc->pfc ? "on" : "off");
     printf("  %-12s %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " completed, %s, last at %s\n", "transfers", fig->done,
            fig->nxfers, human_bytes(fig->bytes, a, sizeof a), human_ns(fig->completion / PS_PER_NS, b, sizeof b));
-    printf("  %-12s p50 %s   p99 %s   max %s\n", "FCT", human_ns(fig->fct_p50, a, sizeof a),
-           human_ns(fig->fct_p99, b, sizeof b), human_ns(fig->fct_max, c, sizeof c));
-    printf("  %-12s p50 %.2f   p99 %.2f   max %.2f   (FCT / ideal)\n", "slowdown", fig->sd_p50, fig->sd_p99, fig->sd_max);
+    if (fig->done) {
+        printf("  %-12s p50 %s   p99 %s   max %s\n", "FCT", human_ns(fig->fct_p50, a, sizeof a),
+               human_ns(fig->fct_p99, b, sizeof b), human_ns(fig->fct_max, c, sizeof c));
+        printf("  %-12s p50 %.2f   p99 %.2f   max %.2f   (FCT / ideal)\n", "slowdown", fig->sd_p50, fig->sd_p99,
+               fig->sd_max);
+    }
     printf("  %-12s ECN marks %" G_GUINT64_FORMAT ", CNPs %" G_GUINT64_FORMAT ", drops %" G_GUINT64_FORMAT
            ", retransmitted %" G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT "\n",
            "congestion", n->st.ecn_marked, n->st.cnp_sent, n->st.drops, n->st.retransmitted_packets, n->st.timeouts);
@@ -528,10 +535,15 @@ int run_scenario(const struct run_options *o)
         goto fail;
     if (fig.done < fig.nxfers) {
         char s[32];
-        g_ptr_array_add(fig.warnings, g_strdup_printf("%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-                                                      " transfers did not complete by stop = %s",
-                                                      fig.nxfers - fig.done, fig.nxfers,
-                                                      units_format_time(sc->stop, s, sizeof s)));
+        if (n->deadlocked)
+            g_ptr_array_add(fig.warnings, g_strdup_printf("%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                                                          " transfers did not complete: the run stopped at the deadlock",
+                                                          fig.nxfers - fig.done, fig.nxfers));
+        else
+            g_ptr_array_add(fig.warnings, g_strdup_printf("%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                                                          " transfers did not complete by stop = %s",
+                                                          fig.nxfers - fig.done, fig.nxfers,
+                                                          units_format_time(sc->stop, s, sizeof s)));
     }
     if (n->st.drops_lossless)
         g_ptr_array_add(fig.warnings,
