@@ -47,3 +47,24 @@ uint32_t schedule_add(struct schedule *s, const struct transfer *t, const uint32
     g_array_append_val(s->transfers, c);
     return s->transfers->len - 1;
 }
+
+GArray *schedule_job_sinks(const struct schedule *s, uint32_t job)
+{
+    uint32_t n = s->transfers->len;
+    guint8 *waited = g_new0(guint8, n ? n : 1);
+    for (uint32_t id = 0; id < n; id++) {
+        const struct transfer *t = schedule_get(s, id);
+        if (t->job != job)
+            continue;
+        const uint32_t *d = schedule_deps(s, t);
+        for (uint32_t i = 0; i < t->ndeps; i++)
+            if (d[i] < n && schedule_get(s, d[i])->job == job)
+                waited[d[i]] = 1;
+    }
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (uint32_t id = 0; id < n; id++)
+        if (schedule_get(s, id)->job == job && !waited[id])
+            g_array_append_val(out, id);
+    g_free(waited);
+    return out;
+}

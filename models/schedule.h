@@ -66,6 +66,10 @@ static inline struct transfer *schedule_get(const struct schedule *s, uint32_t i
     return &g_array_index(s->transfers, struct transfer, id);
 }
 static inline uint32_t schedule_count(const struct schedule *s) { return s->transfers->len; }
+/* The transfers of job `job` that no other transfer of that job waits for, in id order: what a
+ * workload declared `after` this job must wait for (for a collective job, the end marker of
+ * its last iteration). Caller frees the array (uint32_t ids). */
+GArray *schedule_job_sinks(const struct schedule *s, uint32_t job);
 static inline const uint32_t *schedule_deps(const struct schedule *s, const struct transfer *t)
 {
     return &g_array_index(s->deps, uint32_t, t->deps_off);

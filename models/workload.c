@@ -1,6 +1,8 @@
 /* Traffic patterns: incast, permutation, a flow list from CSV, and (through
  * models/collective) NCCL-style collectives. Each workload is one job in the schedule. */
 #include "models/workload.h"
+#include "models/collective.h"
+#include "models/schedule_io.h"
 #include <errno.h>
 #include <string.h>
 #include "sim/rng.h"
@@ -220,21 +222,103 @@ static gboolean build_flows(struct wl_ctx *c, GError **err)
     return ok;
 }
 
-/* Transfers of an earlier workload, by name, for `after =`. */
+static gboolean wl_uint(const struct wl_ctx *c, const char *key, uint64_t min, uint64_t max, uint32_t *out,
+                        GError **err)
+{
+    const char *v = wl_get(c, key);
+    if (!v)
+        return TRUE;
+    char *end;
+    errno = 0;
+    guint64 x = g_ascii_strtoull(v, &end, 10);
+    if (!*v || !g_ascii_isdigit(*v) || *end || errno || x < min || x > max) {
+        scenario_key_error(err, c->sc, c->group, key, v, "expected a whole number from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT,
+                           min, max);
+        return FALSE;
+    }
+    *out = (uint32_t)x;
+    return TRUE;
+}
+
+/* allreduce, allgather, reducescatter, broadcast, alltoall, sendrecv (models/collective). */
+static gboolean build_collective(struct wl_ctx *c, GError **err)
+{
+    struct collective_spec spec;
+    collective_spec_init(&spec);
+    GError *e = NULL;
+    char *key = g_strdup_printf("%s: [%s] kind", c->sc->path, c->group);
+    gboolean ok = collective_op_parse(c->w->kind, key, &spec.op, &e);
+    g_free(key);
+    if (!ok)
+        goto cerr;
+    spec.algorithm = collective_default_algo(spec.op);
+    if (wl_get(c, "algorithm")) {
+        key = g_strdup_printf("%s: [%s] algorithm", c->sc->path, c->group);
+        ok = collective_algo_parse(wl_get(c, "algorithm"), key, &spec.algorithm, &e);
+        g_free(key);
+        if (!ok)
+            goto cerr;
+    }
+    struct hostlist ranks;
+    if (!wl_hosts(c, "ranks", &ranks, err))
+        return FALSE;
+    spec.name = c->w->name;
+    spec.ranks = ranks.ids;
+    spec.nranks = ranks.n;
+    spec.prio = c->prio;
+    spec.start = c->start;
+    spec.after = (const uint32_t *)c->after->data;
+    spec.nafter = c->after->len;
+    char *why = NULL;
+    const char *v;
+    ok = wl_size(c, "size", &spec.size, err);
+    if (ok && (v = wl_get(c, "chunk")) && (!units_parse_size(v, &spec.chunk, &why) || spec.chunk == 0)) {
+        scenario_key_error(err, c->sc, c->group, "chunk", v, "%s", why ? why : "expected a positive size");
+        ok = FALSE;
+    }
+    if (ok && (v = wl_get(c, "compute")) && !units_parse_time(v, &spec.compute, &why)) {
+        scenario_key_error(err, c->sc, c->group, "compute", v, "%s", why);
+        ok = FALSE;
+    }
+    g_free(why);
+    ok = ok && wl_uint(c, "channels", 1, COLLECTIVE_MAX_CHANNELS, &spec.channels, err) &&
+         wl_uint(c, "iterations", 1, 1000000, &spec.iterations, err) &&
+         wl_uint(c, "root", 0, ranks.n ? ranks.n - 1 : 0, &spec.root, err) &&
+         wl_uint(c, "peer", 0, ranks.n ? ranks.n - 1 : 0, &spec.peer, err);
+    if (ok && !collective_build(c->sched, &spec, &e)) {
+        hostlist_clear(&ranks);
+        goto cerr;
+    }
+    hostlist_clear(&ranks);
+    return ok;
+cerr:
+    /* the builder names the key; prefix the file and section */
+    if (g_str_has_prefix(e->message, c->sc->path))
+        g_propagate_error(err, e);
+    else if (e->message[0] == '[') {
+        g_set_error(err, SCENARIO_ERROR, 1, "%s: %s", c->sc->path, e->message);
+        g_error_free(e);
+    } else {
+        g_set_error(err, SCENARIO_ERROR, 1, "%s: [%s] %s", c->sc->path, c->group, e->message);
+        g_error_free(e);
+    }
+    return FALSE;
+}
+
+/* The transfers an earlier workload ends with, by name, for `after =`. */
 static gboolean collect_after(struct wl_ctx *c, GPtrArray *names, GArray *job_first, GArray *job_count,
                               GError **err)
 {
     const char *after = wl_get(c, "after");
+    (void)job_first;
+    (void)job_count;
     if (!after)
         return TRUE;
     for (guint i = 0; i < names->len; i++)
         if (!strcmp(g_ptr_array_index(names, i), after)) {
-            uint32_t first = g_array_index(job_first, uint32_t, i);
-            uint32_t cnt = g_array_index(job_count, uint32_t, i);
-            for (uint32_t k = 0; k < cnt; k++) {
-                uint32_t id = first + k;
-                g_array_append_val(c->after, id);
-            }
+            GArray *sinks = schedule_job_sinks(c->sched, i);
+            g_array_append_vals(c->after, sinks->data, sinks->len);
+            g_array_free(sinks, TRUE);
             return TRUE;
         }
     scenario_key_error(err, c->sc, c->group, "after", after,
@@ -244,6 +328,24 @@ static gboolean collect_after(struct wl_ctx *c, GPtrArray *names, GArray *job_fi
 
 struct schedule *workload_build_all(const struct scenario *sc, const struct topology *topo, GError **err)
 {
+    /* A schedule file (`rocesim schedule` output) replays exactly what was exported. */
+    if (sc->workloads->len == 1) {
+        const struct named_section *w = g_ptr_array_index(sc->workloads, 0);
+        if (!strcmp(w->kind, "schedule")) {
+            for (const char *const *k = (const char *const[]){ "after", "prio", "start", NULL }; *k; k++)
+                if (g_hash_table_contains(w->keys, *k)) {
+                    char *group = g_strdup_printf("workload %s", w->name);
+                    scenario_key_error(err, sc, group, *k, g_hash_table_lookup(w->keys, *k),
+                                       "a schedule file carries its own timing and priorities");
+                    g_free(group);
+                    return NULL;
+                }
+            char *path = resolve_path(sc, g_hash_table_lookup(w->keys, "file"));
+            struct schedule *s = schedule_read(path, topo->nhosts, err);
+            g_free(path);
+            return s;
+        }
+    }
     struct schedule *sched = schedule_new();
     GPtrArray *names = g_ptr_array_new();
     GArray *job_first = g_array_new(FALSE, FALSE, sizeof(uint32_t));
@@ -281,6 +383,12 @@ struct schedule *workload_build_all(const struct scenario *sc, const struct topo
                 ok = build_permutation(&c, err);
             else if (!strcmp(kind, "flows"))
                 ok = build_flows(&c, err);
+            else if (!strcmp(kind, "schedule")) {
+                scenario_key_error(err, sc, c.group, "kind", kind,
+                                   "a schedule file must be the scenario's only workload");
+                ok = FALSE;
+            } else if (strcmp(kind, "incast") && strcmp(kind, "permutation"))
+                ok = build_collective(&c, err);
             else {
                 scenario_key_error(err, sc, c.group, "kind", kind, "this workload kind is not available in this build");
                 ok = FALSE;

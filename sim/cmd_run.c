@@ -97,12 +97,24 @@ simtime_t ideal_transfer_ps(const struct scenario *sc, const struct topology *t,
 
 /* ---------- writing results ---------- */
 
+/* One collective instance as nccl-tests reports it. */
+struct coll_result {
+    uint32_t job, iteration, ranks;
+    uint64_t bytes;
+    simtime_t start, end;
+    bool done;
+    double time_us, algbw, busbw;
+};
+
 struct run_figures {
+    struct coll_result *colls;
+    uint32_t ncolls;
     uint64_t nxfers, done, bytes;
     uint64_t fct_p50, fct_p99, fct_max, completion;
     double sd_p50, sd_p99, sd_max;
     double wall_s;
     uint64_t peak_rss;
+    simtime_t end;
     GPtrArray *warnings;
 };
 
@@ -149,6 +161,123 @@ static gboolean write_transfers(const struct net *n, FILE *f, struct run_figures
     g_free(fct);
     g_free(sd);
     return TRUE;
+}
+
+/* nccl-tests' bus bandwidth factor (models.md 7.3). */
+static double busbw_factor(const char *op, uint32_t n)
+{
+    double dn = n;
+    if (!strcmp(op, "allreduce"))
+        return 2 * (dn - 1) / dn;
+    if (!strcmp(op, "allgather") || !strcmp(op, "reducescatter") || !strcmp(op, "alltoall"))
+        return (dn - 1) / dn;
+    return 1; /* broadcast, reduce, sendrecv */
+}
+
+/* collectives.csv: time from the iteration's begin marker (after the compute phase) to its
+ * end marker; algbw = bytes / time in GB/s (1e9 B/s) and busbw = algbw x factor. */
+static void write_collectives(const struct net *n, FILE *f, struct run_figures *fig)
+{
+    const struct schedule *s = n->sched;
+    fprintf(f, "job,op,algorithm,ranks,bytes,iteration,start_ns,end_ns,time_us,algbw_GBps,busbw_GBps\n");
+    fig->ncolls = s->colls->len;
+    fig->colls = g_new0(struct coll_result, fig->ncolls ? fig->ncolls : 1);
+    for (uint32_t i = 0; i < s->colls->len; i++) {
+        const struct sched_coll *c = &g_array_index(s->colls, struct sched_coll, i);
+        const struct sched_job *j = &g_array_index(s->jobs, struct sched_job, c->job);
+        struct coll_result *r = &fig->colls[i];
+        const struct xfer_rt *b = &n->xfers[c->first], *e = &n->xfers[c->first + c->count - 1];
+        r->job = c->job;
+        r->iteration = c->iteration;
+        r->ranks = j->ranks;
+        r->bytes = c->bytes;
+        r->done = b->state == XF_DONE && e->state == XF_DONE;
+        if (!r->done) {
+            fprintf(f, "%s,%s,%s,%u,%" G_GUINT64_FORMAT ",%u,,,,,\n", j->name, j->op, j->algorithm, j->ranks, c->bytes,
+                    c->iteration);
+            continue;
+        }
+        r->start = b->end;
+        r->end = e->end;
+        r->time_us = (double)(r->end - r->start) / PS_PER_US;
+        r->algbw = r->time_us > 0 ? (double)c->bytes / (r->time_us * 1e3) : 0;
+        r->busbw = r->algbw * busbw_factor(j->op, j->ranks);
+        fprintf(f, "%s,%s,%s,%u,%" G_GUINT64_FORMAT ",%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.3f,%.3f,%.3f\n",
+                j->name, j->op, j->algorithm, j->ranks, c->bytes, c->iteration, r->start / PS_PER_NS, r->end / PS_PER_NS,
+                r->time_us, r->algbw, r->busbw);
+    }
+}
+
+/* Per-job figures over its iterations: time percentiles, mean busbw, and the share of the
+ * job's span spent communicating (the rest is the compute phases between iterations). */
+struct job_figures {
+    double p50_us, p99_us, busbw, comm_fraction;
+    uint32_t iterations;
+};
+
+static void job_figures(const struct net *n, const struct run_figures *fig, uint32_t job, struct job_figures *jf)
+{
+    *jf = (struct job_figures){ 0 };
+    double *t = g_new(double, fig->ncolls + 1);
+    uint32_t k = 0;
+    double comm = 0, bus = 0;
+    simtime_t first = SIMTIME_NEVER, last = 0;
+    for (uint32_t i = 0; i < fig->ncolls; i++) {
+        const struct coll_result *r = &fig->colls[i];
+        if (r->job != job || !r->done)
+            continue;
+        t[k++] = r->time_us;
+        comm += r->time_us;
+        bus += r->busbw;
+        const struct sched_coll *c = &g_array_index(n->sched->colls, struct sched_coll, i);
+        /* the job's span starts when its first iteration's compute phase starts */
+        const struct transfer *bt = schedule_get(n->sched, c->first);
+        simtime_t begin = r->start >= bt->delay ? r->start - bt->delay : 0;
+        if (begin < first)
+            first = begin;
+        if (r->end > last)
+            last = r->end;
+    }
+    qsort(t, k, sizeof *t, cmp_dbl);
+    jf->iterations = k;
+    if (k) {
+        jf->p50_us = pct_dbl(t, k, 50);
+        jf->p99_us = pct_dbl(t, k, 99);
+        jf->busbw = bus / k;
+        jf->comm_fraction = last > first ? comm / ((double)(last - first) / PS_PER_US) : 1;
+    }
+    g_free(t);
+}
+
+static void print_collectives(const struct net *n, const struct run_figures *fig)
+{
+    const struct schedule *s = n->sched;
+    for (uint32_t j = 0; j < s->jobs->len; j++) {
+        const struct sched_job *job = &g_array_index(s->jobs, struct sched_job, j);
+        bool any = false;
+        for (uint32_t i = 0; i < fig->ncolls; i++)
+            any |= fig->colls[i].job == j;
+        if (!any)
+            continue;
+        printf("#\n# %s: %s %s, %u ranks (nccl-tests columns; GB/s = 1e9 B/s)\n", job->name, job->op,
+               job->algorithm, job->ranks);
+        printf("#  %12s %6s %12s %10s %10s %12s\n", "size(B)", "iter", "time(us)", "algbw", "busbw", "end(us)");
+        for (uint32_t i = 0; i < fig->ncolls; i++) {
+            const struct coll_result *r = &fig->colls[i];
+            if (r->job != j)
+                continue;
+            if (r->done)
+                printf("   %12" G_GUINT64_FORMAT " %6u %12.2f %10.2f %10.2f %12.2f\n", r->bytes, r->iteration, r->time_us,
+                       r->algbw, r->busbw, (double)r->end / PS_PER_US);
+            else
+                printf("   %12" G_GUINT64_FORMAT " %6u %12s\n", r->bytes, r->iteration, "incomplete");
+        }
+        struct job_figures jf;
+        job_figures(n, fig, j, &jf);
+        if (jf.iterations)
+            printf("# %s: time p50 %.2f us, p99 %.2f us, avg busbw %.2f GB/s, communicating %.1f%% of the job's time\n",
+                   job->name, jf.p50_us, jf.p99_us, jf.busbw, 100 * jf.comm_fraction);
+    }
 }
 
 static void write_topology(const struct topology *t, FILE *f)
@@ -362,6 +491,24 @@ static char *summary_json(const struct net *n, const struct run_figures *fig, si
     json_add_int(b, "timeouts", n->st.timeouts);
     json_add_int(b, "max_queue_bytes", max_q);
     json_add_int(b, "p99_queue_bytes", p99_q);
+    if (fig->ncolls) {
+        double *t = g_new(double, fig->ncolls);
+        uint32_t k = 0;
+        double bus = 0;
+        for (uint32_t i = 0; i < fig->ncolls; i++)
+            if (fig->colls[i].done) {
+                t[k++] = fig->colls[i].time_us;
+                bus += fig->colls[i].busbw;
+            }
+        qsort(t, k, sizeof *t, cmp_dbl);
+        if (k) {
+            json_add_dbl(b, "collective_time_p50_us", pct_dbl(t, k, 50));
+            json_add_dbl(b, "collective_time_p99_us", pct_dbl(t, k, 99));
+            json_add_dbl(b, "busbw_GBps", bus / k);
+        }
+        json_add_int(b, "collectives_completed", k);
+        g_free(t);
+    }
     json_add_int(b, "pause_frames", n->st.pause_frames);
     json_add_int(b, "paused_ns", n->st.paused_ps / PS_PER_NS);
     json_add_dbl(b, "paused_fraction", max_paused_fraction);
@@ -374,6 +521,31 @@ static char *summary_json(const struct net *n, const struct run_figures *fig, si
             json_add_int(b, k, n->st.drops_prio[q]);
         }
     json_builder_end_object(b);
+
+    json_builder_set_member_name(b, "jobs");
+    json_builder_begin_array(b);
+    for (uint32_t j = 0; j < n->sched->jobs->len; j++) {
+        const struct sched_job *job = &g_array_index(n->sched->jobs, struct sched_job, j);
+        struct job_figures jf;
+        job_figures(n, fig, j, &jf);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "job");
+        json_builder_add_string_value(b, job->name);
+        json_builder_set_member_name(b, "op");
+        json_builder_add_string_value(b, job->op);
+        json_builder_set_member_name(b, "algorithm");
+        json_builder_add_string_value(b, job->algorithm);
+        json_add_int(b, "ranks", job->ranks);
+        if (jf.iterations) {
+            json_add_int(b, "iterations", jf.iterations);
+            json_add_dbl(b, "time_p50_us", jf.p50_us);
+            json_add_dbl(b, "time_p99_us", jf.p99_us);
+            json_add_dbl(b, "busbw_GBps", jf.busbw);
+            json_add_dbl(b, "comm_fraction", jf.comm_fraction);
+        }
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
 
     json_builder_set_member_name(b, "warnings");
     json_builder_begin_array(b);
@@ -467,12 +639,36 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
         printf("  %-12s %s:%u -> %s, max queue %s, p99 %s\n", "busiest port", t->nodes[busiest->node].name,
                busiest->local, t->nodes[n->ports[busiest->peer].node].name, human_bytes(busiest->max_q, a, sizeof a),
                human_bytes(port_p99(busiest), b, sizeof b));
+    /* the most utilised switch links: where the bandwidth went */
+    const struct port_rt *top[3] = { NULL, NULL, NULL };
+    double secs = (double)fig->end / PS_PER_S;
+    for (uint32_t i = 0; i < t->nports && secs > 0; i++) {
+        const struct port_rt *p = &n->ports[i];
+        if (p->is_host || !p->tx_wire_bytes)
+            continue;
+        for (int k = 0; k < 3; k++)
+            if (!top[k] || p->tx_wire_bytes * (double)top[k]->rate > top[k]->tx_wire_bytes * (double)p->rate) {
+                for (int m = 2; m > k; m--)
+                    top[m] = top[m - 1];
+                top[k] = p;
+                break;
+            }
+    }
+    if (top[0]) {
+        printf("  %-12s", "busiest links");
+        for (int k = 0; k < 3 && top[k]; k++)
+            printf("%s %s:%u->%s %.1f%%", k ? "," : "", t->nodes[top[k]->node].name, top[k]->local,
+                   t->nodes[n->ports[top[k]->peer].node].name,
+                   100.0 * (double)top[k]->tx_wire_bytes * 8 / ((double)top[k]->rate * secs));
+        printf("  (utilisation over the run)\n");
+    }
     for (guint i = 0; i < fig->warnings->len; i++)
         printf("  WARNING      %s\n", (const char *)g_ptr_array_index(fig->warnings, i));
     printf("  %-12s %.2f M events (%.2f M/s), %.2f M packet-hops (%.2f M/s), wall %.2f s, peak RSS %s\n", "engine",
            n->eng.events / 1e6, fig->wall_s > 0 ? n->eng.events / fig->wall_s / 1e6 : 0, n->st.packet_hops / 1e6,
            fig->wall_s > 0 ? n->st.packet_hops / fig->wall_s / 1e6 : 0, fig->wall_s,
            human_bytes(fig->peak_rss, c, sizeof c));
+    print_collectives(n, fig);
     printf("results in %s/\n", dir);
 }
 
@@ -518,6 +714,7 @@ int run_scenario(const struct run_options *o)
     net_flush_samples(n);
     pfc_finish(n);
     simtime_t end = n->last_event_time;
+    fig.end = end;
     fig.peak_rss = peak_rss_bytes();
 
     n->pfc_csv = NULL;
@@ -559,6 +756,13 @@ int run_scenario(const struct run_options *o)
         g_ptr_array_add(fig.warnings, g_strdup(n->deadlock_report));
         fprintf(stderr, "rocesim: %s\n", n->deadlock_report);
     }
+    if (n->sched->colls->len) {
+        if (!(f = results_open(&rd, "collectives.csv", &err)))
+            goto fail;
+        write_collectives(n, f, &fig);
+        if (!results_close(f, "collectives.csv", &err))
+            goto fail;
+    }
     if (!(f = results_open(&rd, "counters.csv", &err)))
         goto fail;
     write_counters(n, f, end);
@@ -595,6 +799,7 @@ fail:
         g_error_free(err);
 done:
     g_ptr_array_unref(fig.warnings);
+    g_free(fig.colls);
     net_free(n);
     schedule_free(sched);
     topology_free(topo);

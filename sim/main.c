@@ -13,6 +13,7 @@ struct command {
 static const struct command commands[] = {
     { "run", cmd_run, "simulate a scenario and write a results folder" },
     { "check", cmd_check, "validate a scenario and print it with every default and derived value" },
+    { "schedule", cmd_schedule, "write the transfer schedule (DAG) of a scenario's workloads" },
 };
 
 static void usage(FILE *f)
