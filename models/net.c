@@ -35,15 +35,23 @@ uint32_t pkt_alloc(struct net *n)
 
 static void port_tx_ready(void *ctx, uint64_t arg);
 
-/* Arrival events carry (receiving port, packet). */
-static void on_arrival(void *ctx, uint64_t pkt)
+/* The head of a link's flight list arrives at the far end (ctx: the sending port). */
+static void on_arrival(void *ctx, uint64_t arg)
 {
-    struct port_rt *in = ctx;
-    struct net *n = in->net;
-    if (in->is_host)
-        nic_receive(n, in, (uint32_t)pkt);
+    (void)arg;
+    struct port_rt *p = ctx;
+    struct net *n = p->net;
+    uint32_t i = p->flight_head;
+    p->flight_head = n->pool[i].next;
+    if (p->flight_head == NONE32)
+        p->flight_tail = NONE32;
     else
-        switch_receive(n, in, (uint32_t)pkt);
+        engine_at(&n->eng, n->pool[p->flight_head].arrive_at, on_arrival, p, 0);
+    struct port_rt *in = &n->ports[p->peer];
+    if (in->is_host)
+        nic_receive(n, in, i);
+    else
+        switch_receive(n, in, i);
 }
 
 /* Puts a packet on the wire now: the port is idle. */
@@ -51,14 +59,22 @@ void port_send_now(struct net *n, struct port_rt *p, uint32_t i)
 {
     struct packet *pk = &n->pool[i];
     uint32_t wire = packet_wire_bytes(pk);
-    simtime_t ser = serialisation_ps(wire, p->rate);
+    simtime_t ser = p->ps_per_byte ? wire * p->ps_per_byte : serialisation_ps(wire, p->rate);
     simtime_t now = n->eng.now;
     p->busy_until = now + ser;
     p->tx_bytes += pk->frame;
     p->tx_wire_bytes += wire;
     p->tx_packets++;
     n->st.packet_hops++;
-    engine_at(&n->eng, now + ser + p->delay, on_arrival, &n->ports[p->peer], i);
+    pk->arrive_at = now + ser + p->delay;
+    pk->next = NONE32;
+    if (p->flight_tail == NONE32) {
+        p->flight_head = i;
+        engine_at(&n->eng, pk->arrive_at, on_arrival, p, 0);
+    } else {
+        n->pool[p->flight_tail].next = i;
+    }
+    p->flight_tail = i;
 }
 
 /* Starts the next transmission if the port is idle and has something to send. */
@@ -301,6 +317,8 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         p->rate = tp->rate_bps;
         p->delay = tp->delay_ps;
         p->is_host = topo->nodes[tp->node].kind == NODE_HOST;
+        p->flight_head = p->flight_tail = NONE32;
+        p->ps_per_byte = (8 * PS_PER_S) % p->rate == 0 ? 8 * PS_PER_S / p->rate : 0;
         for (int q = 0; q < NPRIO; q++)
             p->q[q].head = p->q[q].tail = NONE32;
         timer_init(&p->txt, &n->eng, port_tx_ready, p, 0);

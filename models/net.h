@@ -41,6 +41,10 @@ struct port_rt {
     simtime_t delay;
     bool is_host;
     simtime_t busy_until;      /* end of the current transmission */
+    uint64_t ps_per_byte;      /* serialisation time of a byte when exact, else 0 */
+    /* packets on the wire toward the peer, in order: only the head has an arrival event,
+     * which keeps the event heap as small as the number of busy links */
+    uint32_t flight_head, flight_tail;
     struct timer txt;          /* fires when the port can send again */
     /* egress queues (switch ports) */
     struct pktq q[NPRIO];

@@ -49,6 +49,7 @@ struct packet {
     uint16_t pfc_quanta;    /* PFC: pause time in quanta for the enabled class(es); 0 = XON */
     uint32_t src_qpn, dst_qpn; /* 24-bit QP numbers as they appear in BTH */
     simtime_t sent_at;      /* when the NIC first put it on the wire (for RTT-based CC) */
+    simtime_t arrive_at;    /* while on a link: when its last bit reaches the far end */
 };
 
 /* Bytes a packet occupies on the wire: frame + preamble + IFG. */

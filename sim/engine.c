@@ -2,6 +2,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -14,65 +15,83 @@ double engine_wall_seconds(void)
 
 void engine_init(struct engine *e, size_t cap)
 {
+    (void)cap;
     *e = (struct engine){ 0 };
-    e->cap = cap ? cap : 1024;
-    e->heap = g_new(struct event, e->cap);
     e->stop = SIMTIME_NEVER;
 }
 
 void engine_free(struct engine *e)
 {
-    g_free(e->heap);
-    e->heap = NULL;
-    e->n = e->cap = 0;
+    for (int i = 0; i < ENGINE_BUCKETS; i++)
+        g_free(e->b[i].ev);
+    *e = (struct engine){ 0 };
 }
 
-static inline bool before(const struct event *a, const struct event *b)
+static inline int bucket_of(simtime_t t, simtime_t last)
 {
-    return a->time < b->time || (a->time == b->time && a->seq < b->seq);
+    return t == last ? 0 : 64 - __builtin_clzll(t ^ last);
+}
+
+static inline void bucket_push(struct bucket *b, const struct event *ev)
+{
+    if (b->len == b->cap) {
+        if (b->head > b->cap / 2) {
+            /* reuse the consumed front before growing */
+            memmove(b->ev, b->ev + b->head, (b->len - b->head) * sizeof *b->ev);
+            b->len -= b->head;
+            b->head = 0;
+        } else {
+            b->cap = b->cap ? b->cap * 2 : 64; /* amortised growth, not per event */
+            b->ev = g_renew(struct event, b->ev, b->cap);
+        }
+    }
+    b->ev[b->len++] = *ev;
 }
 
 void engine_at(struct engine *e, simtime_t t, event_fn fn, void *ctx, uint64_t arg)
 {
     if (t < e->now)
         t = e->now; /* never schedule into the past */
-    if (e->n == e->cap) {
-        e->cap *= 2; /* amortised growth, not per event */
-        e->heap = g_renew(struct event, e->heap, e->cap);
-    }
-    struct event ev = { t, e->seq++, fn, ctx, arg };
-    size_t i = e->n++;
-    while (i > 0) {
-        size_t parent = (i - 1) / 4;
-        if (!before(&ev, &e->heap[parent]))
-            break;
-        e->heap[i] = e->heap[parent];
-        i = parent;
-    }
-    e->heap[i] = ev;
+    struct event ev = { t, fn, ctx, arg };
+    int i = bucket_of(t, e->last);
+    bucket_push(&e->b[i], &ev);
+    if (i)
+        e->nonempty |= 1ull << (i - 1);
+    e->n++;
 }
 
-static void pop_top(struct engine *e, struct event *out)
+/* Makes bucket 0 non-empty: the smallest non-empty bucket's minimum becomes `last` and its
+ * entries move down, in order. Precondition: n > 0 and bucket 0 empty. */
+static void refill(struct engine *e)
 {
-    struct event *h = e->heap;
-    *out = h[0];
-    struct event last = h[--e->n];
-    size_t n = e->n, i = 0;
-    for (;;) {
-        size_t c = 4 * i + 1;
-        if (c >= n)
-            break;
-        size_t best = c;
-        size_t end = c + 4 < n ? c + 4 : n;
-        for (size_t k = c + 1; k < end; k++)
-            if (before(&h[k], &h[best]))
-                best = k;
-        if (!before(&h[best], &last))
-            break;
-        h[i] = h[best];
-        i = best;
+    int i = __builtin_ctzll(e->nonempty) + 1;
+    struct bucket *src = &e->b[i];
+    simtime_t min = SIMTIME_NEVER;
+    for (uint32_t k = src->head; k < src->len; k++)
+        if (src->ev[k].time < min)
+            min = src->ev[k].time;
+    e->last = min;
+    e->nonempty &= ~(1ull << (i - 1));
+    for (uint32_t k = src->head; k < src->len; k++) {
+        int j = bucket_of(src->ev[k].time, min);
+        bucket_push(&e->b[j], &src->ev[k]);
+        if (j)
+            e->nonempty |= 1ull << (j - 1);
     }
-    h[i] = last;
+    src->head = src->len = 0;
+}
+
+/* The next event, without removing it; NULL when none is pending. */
+static inline const struct event *peek(struct engine *e)
+{
+    if (e->n == 0)
+        return NULL;
+    struct bucket *b0 = &e->b[0];
+    if (b0->head == b0->len) {
+        b0->head = b0->len = 0;
+        refill(e);
+    }
+    return &b0->ev[b0->head];
 }
 
 static void show_progress(struct engine *e, double now_wall, double *last_wall, uint64_t *last_events)
@@ -94,11 +113,11 @@ void engine_run(struct engine *e, simtime_t stop)
     double last_wall = e->wall_start;
     uint64_t last_events = e->events;
     bool shown = false;
-    while (e->n > 0 && !e->halted) {
-        if (e->heap[0].time > stop)
-            break;
-        struct event ev;
-        pop_top(e, &ev);
+    const struct event *top;
+    while (!e->halted && (top = peek(e)) && top->time <= stop) {
+        struct event ev = *top;
+        e->b[0].head++;
+        e->n--;
         e->now = ev.time;
         ev.fn(ev.ctx, ev.arg);
         e->events++;

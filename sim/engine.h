@@ -1,7 +1,11 @@
-/* Discrete-event engine: a 4-ary min-heap of inline events keyed by (time, insertion
- * sequence), so events at the same picosecond run in the order they were scheduled.
- * Timers are cancelled or moved lazily: a timer carries a generation number, and a heap
- * entry whose generation is stale is skipped when it comes up. */
+/* Discrete-event engine: events run in (time, insertion order). The queue is a radix heap
+ * (Ahuja et al.): simulated time never goes backwards, so an event sits in the bucket of the
+ * highest bit in which its time differs from the last time taken out; buckets are FIFO
+ * arrays, and refilling a bucket keeps their order, so events at the same picosecond run in
+ * the order they were scheduled without storing a sequence number. Push is O(1); each event
+ * moves between buckets a few times at most. Events are stored inline (no allocation per
+ * event; bucket arrays grow geometrically). Timers are cancelled or moved lazily: a timer
+ * carries a generation number, and an entry whose generation is stale is skipped. */
 #ifndef ROCESIM_ENGINE_H
 #define ROCESIM_ENGINE_H
 #include <stdbool.h>
@@ -13,16 +17,23 @@ typedef void (*event_fn)(void *ctx, uint64_t arg);
 
 struct event {
     simtime_t time;
-    uint64_t seq;
     event_fn fn;
     void *ctx;
     uint64_t arg;
 };
 
+struct bucket {
+    struct event *ev;
+    uint32_t head, len, cap;   /* FIFO: live entries are ev[head .. len) */
+};
+
+#define ENGINE_BUCKETS 65
+
 struct engine {
-    struct event *heap;
-    size_t n, cap;
-    uint64_t seq;
+    struct bucket b[ENGINE_BUCKETS];
+    uint64_t nonempty;         /* bit i-1 set: bucket i (1..64) has entries */
+    simtime_t last;            /* the time of the last event taken out */
+    size_t n;                  /* events pending */
     simtime_t now;
     simtime_t stop;          /* run no event later than this */
     uint64_t events;         /* events executed (stale timer entries not counted) */
@@ -52,6 +63,7 @@ static inline void engine_after(struct engine *e, simtime_t dt, event_fn fn, voi
 void engine_run(struct engine *e, simtime_t stop);
 void engine_halt(struct engine *e);
 double engine_wall_seconds(void);
+static inline size_t engine_pending(const struct engine *e) { return e->n; }
 
 /* fn(ctx, arg) runs when the timer fires. */
 void timer_init(struct timer *t, struct engine *e, event_fn fn, void *ctx, uint64_t arg);
