@@ -5,7 +5,8 @@
 #include <string.h>
 
 struct sampler {
-    FILE *queues, *rates;
+    FILE *queues, *rates, *counters;
+    struct timer counter_tick;
     uint32_t *dirty_ports, ndirty;
     uint32_t *dirty_qps, ndirtyq;
     struct timer tick;
@@ -243,12 +244,52 @@ static void sample_tick(void *ctx, uint64_t arg)
         timer_set(&s->tick, now + n->sc->queue_sample);
 }
 
-void net_attach_sampler(struct net *n, FILE *queues, FILE *rates);
-void net_attach_sampler(struct net *n, FILE *queues, FILE *rates)
+/* Congestion counters over time (cumulative, written when they changed): ECN marks per
+ * switch port, and the NIC's notification/reaction point counters. */
+struct host_counter_sample {
+    uint64_t ecn, cnp_sent, cnp_handled;
+};
+
+static void counter_row(FILE *f, uint64_t t, const char *node, uint32_t port, const char *c, uint64_t v)
+{
+    fprintf(f, "%" G_GUINT64_FORMAT ",%s,%u,%s,%" G_GUINT64_FORMAT "\n", t, node, port, c, v);
+}
+
+static void counter_tick(void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct net *n = ctx;
+    struct sampler *s = n->sampler;
+    uint64_t t = n->eng.now / PS_PER_NS;
+    for (uint32_t i = 0; i < n->topo->nports; i++) {
+        struct port_rt *p = &n->ports[i];
+        if (!p->is_host && p->ecn_marked != p->ecn_sampled) {
+            counter_row(s->counters, t, n->topo->nodes[p->node].name, p->local, "ecn_marked", p->ecn_marked);
+            p->ecn_sampled = p->ecn_marked;
+        }
+    }
+    for (uint32_t h = 0; h < n->topo->nhosts; h++) {
+        struct host_rt *hr = &n->hosts[h];
+        const char *name = n->topo->nodes[h].name;
+        if (hr->np_ecn_marked_roce_packets != hr->sampled[0])
+            counter_row(s->counters, t, name, 0, "np_ecn_marked_roce_packets", hr->sampled[0] = hr->np_ecn_marked_roce_packets);
+        if (hr->np_cnp_sent != hr->sampled[1])
+            counter_row(s->counters, t, name, 0, "np_cnp_sent", hr->sampled[1] = hr->np_cnp_sent);
+        if (hr->rp_cnp_handled != hr->sampled[2])
+            counter_row(s->counters, t, name, 0, "rp_cnp_handled", hr->sampled[2] = hr->rp_cnp_handled);
+    }
+    if (!n->finished)
+        timer_set(&s->counter_tick, n->eng.now + n->sc->counter_sample);
+}
+
+void net_attach_sampler(struct net *n, FILE *queues, FILE *rates, FILE *counters);
+void net_attach_sampler(struct net *n, FILE *queues, FILE *rates, FILE *counters)
 {
     struct sampler *s = g_new0(struct sampler, 1);
     s->queues = queues;
     s->rates = rates;
+    s->counters = counters;
+    timer_init(&s->counter_tick, &n->eng, counter_tick, n, 0);
     s->dirty_ports = g_new(uint32_t, n->topo->nports);
     s->dirty_qps = g_new(uint32_t, n->nqps ? n->nqps : 1);
     timer_init(&s->tick, &n->eng, sample_tick, n, 0);
@@ -259,8 +300,10 @@ void net_attach_sampler(struct net *n, FILE *queues, FILE *rates)
 void net_flush_samples(struct net *n);
 void net_flush_samples(struct net *n)
 {
-    if (n->sampler)
+    if (n->sampler) {
         sample_tick(n, 0);
+        counter_tick(n, 0);
+    }
     for (uint32_t i = 0; i < n->topo->nports; i++)
         hist_account(&n->ports[i], n->last_event_time);
 }
@@ -461,8 +504,10 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
 
 void net_run(struct net *n)
 {
-    if (n->sampler)
+    if (n->sampler) {
         timer_set(&n->sampler->tick, 0);
+        timer_set(&n->sampler->counter_tick, n->sc->counter_sample);
+    }
     engine_run(&n->eng, n->sc->stop);
     if (!n->finished && !n->deadlocked)
         n->last_event_time = n->eng.now < n->sc->stop && n->eng.n == 0 ? n->eng.now : n->sc->stop;

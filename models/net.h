@@ -72,7 +72,7 @@ struct port_rt {
     simtime_t rx_pause_dur[NPRIO], tx_pause_dur[NPRIO];
     /* statistics */
     uint64_t tx_bytes, tx_wire_bytes, tx_packets;
-    uint64_t ecn_marked;
+    uint64_t ecn_marked, ecn_sampled;
     uint64_t drops[NPRIO];
     uint64_t max_q;            /* max total egress occupancy seen */
     uint64_t q_sampled;        /* total occupancy at the last sample */
@@ -140,6 +140,7 @@ struct host_rt {
     uint64_t out_of_sequence, packet_seq_err, local_ack_timeout_err, duplicate_request;
     uint64_t retransmitted_packets;
     uint64_t rx_bytes;
+    uint64_t sampled[3];       /* counters at the last time-series sample */
 };
 
 enum xfer_state { XF_WAITING = 0, XF_POSTED, XF_DONE };

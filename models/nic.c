@@ -243,7 +243,8 @@ static bool qp_pace(struct net *n, struct qp_rt *q, simtime_t now)
     n->cc->advance(&q->cc, now);
     if (q->cc.rate != q->rate_logged)
         sampler_rate_changed(n, (uint32_t)(q - n->qps));
-    q->next_avail = q->sent_any ? q->last_tx + (simtime_t)llround((double)q->last_wire * 8e12 / q->cc.rate) : now;
+    /* rounded to the nearest picosecond (the rate is a double only in CC arithmetic) */
+    q->next_avail = q->sent_any ? q->last_tx + (simtime_t)((double)q->last_wire * 8e12 / q->cc.rate + 0.5) : now;
     if (q->next_avail <= now)
         return true;
     simtime_t change = n->cc->next_change(&q->cc);
@@ -297,7 +298,8 @@ uint32_t nic_dequeue(struct net *n, struct host_rt *h)
         if (qp_has_data(q)) {
             /* a QP slower than the port waits in the pacing heap; one at line rate stays ready */
             qp_pace(n, q, now);
-            if (q->next_avail > now + serialisation_ps(wire, port->rate))
+            simtime_t ser = port->ps_per_byte ? wire * port->ps_per_byte : serialisation_ps(wire, port->rate);
+            if (q->next_avail > now + ser)
                 heap_push(n, h, id);
             else
                 ready_push(n, h, id);

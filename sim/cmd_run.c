@@ -7,13 +7,14 @@
 #include <unistd.h>
 #include "models/net.h"
 #include "models/workload.h"
+#include "analysis/report.h"
 #include "sim/commands.h"
 #include "sim/results.h"
 #include "sim/run.h"
 #include "sim/units.h"
 #include "sim/version.h"
 
-void net_attach_sampler(struct net *n, FILE *queues, FILE *rates);
+void net_attach_sampler(struct net *n, FILE *queues, FILE *rates, FILE *counters);
 void net_flush_samples(struct net *n);
 uint64_t qhist_bin_upper(unsigned bin);
 
@@ -319,7 +320,6 @@ static void pfc_counters(FILE *f, uint64_t t, const char *node, uint32_t port, c
 static void write_counters(const struct net *n, FILE *f, simtime_t end)
 {
     uint64_t t = end / PS_PER_NS;
-    fprintf(f, "t_ns,node,port,counter,value\n");
     for (uint32_t h = 0; h < n->topo->nhosts; h++) {
         const struct host_rt *hr = &n->hosts[h];
         const struct port_rt *p = &n->ports[hr->port];
@@ -372,8 +372,11 @@ static uint64_t port_p99(const struct port_rt *p)
     simtime_t acc = 0;
     for (int b = 0; b < QHIST_BINS; b++) {
         acc += p->hist->weight[b];
-        if ((double)acc >= 0.99 * (double)total)
-            return qhist_bin_upper((unsigned)b);
+        if ((double)acc >= 0.99 * (double)total) {
+            /* the bin's upper edge, but never above the largest depth actually seen */
+            uint64_t up = qhist_bin_upper((unsigned)b);
+            return up < p->max_q ? up : p->max_q;
+        }
     }
     return 0;
 }
@@ -688,7 +691,7 @@ int run_scenario(const struct run_options *o)
     struct schedule *sched = NULL;
     struct net *n = NULL;
     struct results_dir rd = { 0 };
-    FILE *fq = NULL, *fr = NULL, *fp = NULL;
+    FILE *fq = NULL, *fr = NULL, *fp = NULL, *fc = NULL;
     struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
     const char *out = o->out_dir ? o->out_dir : sc->out_dir;
 
@@ -699,13 +702,14 @@ int run_scenario(const struct run_options *o)
     if (!results_begin(&rd, out, &err))
         goto fail;
     if (!(fq = results_open(&rd, "queues.csv", &err)) || !(fr = results_open(&rd, "rates.csv", &err)) ||
-        !(fp = results_open(&rd, "pfc.csv", &err)))
+        !(fp = results_open(&rd, "pfc.csv", &err)) || !(fc = results_open(&rd, "counters.csv", &err)))
         goto fail;
+    fprintf(fc, "t_ns,node,port,counter,value\n");
     fprintf(fq, "t_ns,node,port,prio,bytes\n");
     fprintf(fr, "t_ns,flow,rate_gbps\n");
     fprintf(fp, "t_ns,node,port,prio,event,duration_ns\n");
     n->pfc_csv = fp;
-    net_attach_sampler(n, fq, fr);
+    net_attach_sampler(n, fq, fr, fc);
     n->eng.progress = !o->quiet && isatty(STDERR_FILENO);
 
     double w0 = engine_wall_seconds();
@@ -763,10 +767,10 @@ int run_scenario(const struct run_options *o)
         if (!results_close(f, "collectives.csv", &err))
             goto fail;
     }
-    if (!(f = results_open(&rd, "counters.csv", &err)))
-        goto fail;
-    write_counters(n, f, end);
-    if (!results_close(f, "counters.csv", &err))
+    write_counters(n, fc, end);
+    closed = results_close(fc, "counters.csv", &err);
+    fc = NULL;
+    if (!closed)
         goto fail;
     if (!(f = results_open(&rd, "topology.csv", &err)))
         goto fail;
@@ -784,6 +788,20 @@ int run_scenario(const struct run_options *o)
         goto fail;
     if (!o->quiet)
         print_summary(n, &fig, out);
+    /* plots and the report come after the folder is in place: a missing gnuplot or a plot
+     * that cannot be drawn is a warning, never a failed run */
+    {
+        char *warn = NULL;
+        GError *perr = NULL;
+        gboolean drawn = (o->no_plots || !sc->plots) ? report_write(out, &perr) : report_results(out, &warn, &perr);
+        if (!drawn) {
+            fprintf(stderr, "rocesim: warning: report not written: %s\n", perr->message);
+            g_error_free(perr);
+        }
+        if (warn && !o->quiet)
+            fprintf(stderr, "rocesim: warning: %s\n", warn);
+        g_free(warn);
+    }
     rc = n->deadlocked ? 3 : 0;
     goto done;
 fail:
@@ -793,6 +811,8 @@ fail:
         fclose(fr);
     if (fp)
         fclose(fp);
+    if (fc)
+        fclose(fc);
     results_abort(&rd);
     fprintf(stderr, "rocesim: %s\n", err ? err->message : "run failed");
     if (err)

@@ -14,6 +14,9 @@ static const struct command commands[] = {
     { "run", cmd_run, "simulate a scenario and write a results folder" },
     { "check", cmd_check, "validate a scenario and print it with every default and derived value" },
     { "schedule", cmd_schedule, "write the transfer schedule (DAG) of a scenario's workloads" },
+    { "plot", cmd_plot, "draw the plots and report.html of a results folder" },
+    { "compare", cmd_compare, "compare two results folders side by side (exit 1 beyond tolerance)" },
+    { "pcap-stats", cmd_pcap_stats, "turn RoCEv2/PFC packet captures into a results folder" },
 };
 
 static void usage(FILE *f)

@@ -94,6 +94,7 @@ static const struct keydef keys[] = {
     { "output", "dir", K_STR, F(out_dir), "", NULL, 0, 0, 0 },
     { "output", "queue_sample", K_TIME, F(queue_sample), "1us", NULL, 0, 0, 0 },
     { "output", "rate_sample", K_TIME, F(rate_sample), NULL, NULL, 0, 0, 0 },
+    { "output", "counter_sample", K_TIME, F(counter_sample), "10us", NULL, 0, 0, 0 },
     { "output", "plots", K_BOOL, F(plots), "on", NULL, 0, 0, 0 },
     { "output", "pcap", K_STR, F(pcap), "", NULL, 0, 0, 0 },
 };
@@ -764,6 +765,10 @@ static gboolean validate(struct scenario *s, GError **err)
         scenario_key_error(err, s, "output", "queue_sample", "0s", "expected a positive sampling period");
         return FALSE;
     }
+    if (s->counter_sample == 0) {
+        scenario_key_error(err, s, "output", "counter_sample", "0s", "expected a positive sampling period");
+        return FALSE;
+    }
     if (s->rto == 0) {
         scenario_key_error(err, s, "nic", "rto", "0s", "expected a positive retransmission timeout");
         return FALSE;
@@ -870,10 +875,12 @@ struct scenario *scenario_load(const char *path, const char *const *sets, GError
             g_ptr_array_add(s->faults, n);
             continue;
         }
+        if (!strcmp(grp, "sweep"))
+            continue; /* read by `rocesim sweep` and `rocesim tune` (sim/sweep.c); `run` ignores it */
         if (!section_known(grp)) {
             g_set_error(err, SCENARIO_ERROR, 1,
                         "%s: [%s]: unknown section: expected scenario, topology, switch, nic, dcqcn, "
-                        "output, workload NAME or fault NAME", path, grp);
+                        "output, workload NAME, fault NAME or sweep", path, grp);
             ok = FALSE;
             break;
         }

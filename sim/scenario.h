@@ -96,7 +96,7 @@ struct scenario {
     GPtrArray *faults;
     /* [output] */
     char *out_dir;
-    simtime_t queue_sample, rate_sample;
+    simtime_t queue_sample, rate_sample, counter_sample;
     bool plots;
     char *pcap;
 

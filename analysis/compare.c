@@ -1,0 +1,1013 @@
+/* `rocesim compare DIR_A DIR_B`: two results folders side by side (simulation against the lab,
+ * or two settings), with a verdict.
+ *
+ * What is compared: every numeric key of summary.json "metrics" in either run; per job (matched
+ * by name) every numeric key of "jobs"; per port (matched by node and port) max_queue_bytes and
+ * p99_queue_bytes. "engine" (wall-clock) is ignored.
+ *
+ * Rule: A is the reference. A row is within tolerance when
+ *     |B - A| <= tolerance * |A|   or   |B - A| <= floor(row)
+ * The floor stops near-zero metrics from failing on noise (a paused fraction of 0.0001 against
+ * 0.0002); it depends on the metric's unit: counts 0 (one drop is a difference), times 100 ns,
+ * bytes 10 KB (a queue of one or two packets is an empty queue, whatever the ratio), fractions
+ * 0.001, slowdowns 0.01, bandwidths 0.01 GB/s or Gb/s. --floor changes them per unit kind or
+ * per metric key. A metric present in only one run is listed but does not
+ * count against the verdict (a lab run cannot measure switch queues).
+ *
+ * Exit status: 0 all within tolerance, 1 some row out of tolerance, 2 bad input. */
+#include <errno.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/metrics.h"
+#include "analysis/plot.h"
+#include "analysis/report.h"
+#include "sim/commands.h"
+
+#define PRINT_PORTS 10   /* busiest matched ports printed on the terminal (all in the HTML) */
+
+/* Floors in each kind's base unit (ns, bytes, fraction, ...), indexed by metrics_kind. */
+static const struct {
+    const char *name;
+    metrics_kind kind;
+    double floor;
+} kind_floors[] = {
+    { "count", METRICS_KIND_COUNT, 0 },        { "time", METRICS_KIND_TIME, 100 },
+    { "bytes", METRICS_KIND_BYTES, 10000 },     { "fraction", METRICS_KIND_FRACTION, 0.001 },
+    { "ratio", METRICS_KIND_RATIO, 0.01 },     { "GBps", METRICS_KIND_GBYTES_S, 0.01 },
+    { "Gbps", METRICS_KIND_GBITS_S, 0.01 },    { "per_s", METRICS_KIND_PER_S, 0 },
+};
+#define N_KINDS G_N_ELEMENTS(kind_floors)
+
+typedef struct {
+    double tolerance;
+    double kind_floor[N_KINDS];   /* indexed like kind_floors */
+    GHashTable *key_floor;        /* metric key -> double* in the key's own unit */
+} cmp_rules;
+
+enum { G_METRICS, G_JOBS, G_PORTS };
+
+typedef struct {
+    char *name;        /* "fct_p99_ns", "job ar time_p99_us", "port leaf0:1 max_queue_bytes" */
+    char *key;         /* metric key, for units and floors */
+    int group;
+    gboolean has_a, has_b;
+    double a, b;       /* in the key's unit */
+    double floor;      /* in the key's unit */
+    gboolean out;      /* out of tolerance */
+    double weight;     /* ports: max queue in either run, to pick the busiest for printing */
+} cmp_row;
+
+static void row_free(cmp_row *r)
+{
+    g_free(r->name);
+    g_free(r->key);
+    g_free(r);
+}
+
+static double row_floor(const cmp_rules *ru, const char *key)
+{
+    double *f = g_hash_table_lookup(ru->key_floor, key);
+    if (f)
+        return *f;
+    double scale;
+    metrics_kind k = metrics_key_kind(key, &scale);
+    for (size_t i = 0; i < N_KINDS; i++)
+        if (kind_floors[i].kind == k)
+            return ru->kind_floor[i] / scale;
+    return 0;
+}
+
+static void add_row(GPtrArray *rows, const cmp_rules *ru, int group, const char *name,
+                    const char *key, JsonObject *oa, JsonObject *ob)
+{
+    cmp_row *r = g_new0(cmp_row, 1);
+    r->name = g_strdup(name);
+    r->key = g_strdup(key);
+    r->group = group;
+    r->has_a = metrics_json_number(oa, key, &r->a);
+    r->has_b = metrics_json_number(ob, key, &r->b);
+    r->floor = row_floor(ru, key);
+    if (r->has_a && r->has_b) {
+        double d = fabs(r->b - r->a);
+        r->out = !(d <= ru->tolerance * fabs(r->a) || d <= r->floor);
+    }
+    g_ptr_array_add(rows, r);
+}
+
+/* Numeric member names of a and b: a's order first, then those only in b. */
+static GPtrArray *numeric_keys(JsonObject *a, JsonObject *b, const char *const *skip)
+{
+    GPtrArray *keys = g_ptr_array_new_with_free_func(g_free);
+    GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+    for (size_t i = 0; skip && skip[i]; i++)
+        g_hash_table_add(seen, (gpointer)skip[i]);
+    JsonObject *objs[2] = { a, b };
+    for (int o = 0; o < 2; o++) {
+        if (!objs[o])
+            continue;
+        GList *members = json_object_get_members(objs[o]);
+        for (GList *l = members; l; l = l->next) {
+            double v;
+            if (g_hash_table_contains(seen, l->data) || !metrics_json_number(objs[o], l->data, &v))
+                continue;
+            char *k = g_strdup(l->data);
+            g_ptr_array_add(keys, k);
+            g_hash_table_add(seen, k);
+        }
+        g_list_free(members);
+    }
+    g_hash_table_destroy(seen);
+    return keys;
+}
+
+/* Objects of an array by identity ("ar", "leaf0:1"), in order; `order` keeps first-seen ids. */
+static GHashTable *index_objects(JsonArray *arr, gboolean ports, GPtrArray *order)
+{
+    GHashTable *t = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; arr && i < json_array_get_length(arr); i++) {
+        JsonNode *n = json_array_get_element(arr, i);
+        if (!JSON_NODE_HOLDS_OBJECT(n))
+            continue;
+        JsonObject *o = json_node_get_object(n);
+        char *id;
+        if (ports) {
+            char *node = metrics_json_string(o, "node"), *port = metrics_json_string(o, "port");
+            id = node && port ? g_strdup_printf("%s:%s", node, port) : NULL;
+            g_free(node);
+            g_free(port);
+        } else {
+            id = metrics_json_string(o, "job");
+        }
+        if (!id || g_hash_table_contains(t, id)) {
+            g_free(id);
+            continue;
+        }
+        if (order)
+            g_ptr_array_add(order, g_strdup(id));
+        g_hash_table_insert(t, id, o);
+    }
+    return t;
+}
+
+typedef struct {
+    guint only_a, only_b, matched;
+} match_count;
+
+static void compare_arrays(GPtrArray *rows, const cmp_rules *ru, JsonArray *aa, JsonArray *ab,
+                           gboolean ports, match_count *mc)
+{
+    GPtrArray *order = g_ptr_array_new_with_free_func(g_free);
+    GHashTable *ta = index_objects(aa, ports, order);
+    GHashTable *tb = index_objects(ab, ports, order);
+    GHashTable *done = g_hash_table_new(g_str_hash, g_str_equal);
+    static const char *const port_keys[] = { "max_queue_bytes", "p99_queue_bytes" };
+    static const char *const job_skip[] = { "job", "op", NULL };
+    for (guint i = 0; i < order->len; i++) {
+        const char *id = g_ptr_array_index(order, i);
+        if (g_hash_table_contains(done, id))
+            continue;
+        g_hash_table_add(done, (gpointer)id);
+        JsonObject *oa = g_hash_table_lookup(ta, id), *ob = g_hash_table_lookup(tb, id);
+        if (!oa || !ob) {
+            /* Ports or jobs in one run only are counted, not listed row by row. */
+            if (oa)
+                mc->only_a++;
+            else
+                mc->only_b++;
+            continue;
+        }
+        mc->matched++;
+        if (ports) {
+            double qa = 0, qb = 0;
+            metrics_json_number(oa, "max_queue_bytes", &qa);
+            metrics_json_number(ob, "max_queue_bytes", &qb);
+            for (size_t k = 0; k < G_N_ELEMENTS(port_keys); k++) {
+                char *name = g_strdup_printf("port %s %s", id, port_keys[k]);
+                add_row(rows, ru, G_PORTS, name, port_keys[k], oa, ob);
+                ((cmp_row *)g_ptr_array_index(rows, rows->len - 1))->weight = fmax(qa, qb);
+                g_free(name);
+            }
+        } else {
+            GPtrArray *keys = numeric_keys(oa, ob, job_skip);
+            for (guint k = 0; k < keys->len; k++) {
+                char *name = g_strdup_printf("job %s %s", id, (char *)g_ptr_array_index(keys, k));
+                add_row(rows, ru, G_JOBS, name, g_ptr_array_index(keys, k), oa, ob);
+                g_free(name);
+            }
+            g_ptr_array_free(keys, TRUE);
+        }
+    }
+    g_hash_table_destroy(done);
+    g_hash_table_destroy(ta);
+    g_hash_table_destroy(tb);
+    g_ptr_array_free(order, TRUE);
+}
+
+/* ---- formatting -------------------------------------------------------------------------- */
+
+static char *fmt_value(const cmp_row *r, gboolean has, double v)
+{
+    return has ? metrics_format(r->key, v) : g_strdup("—");
+}
+
+static char *fmt_diff(const cmp_row *r)
+{
+    if (!r->has_a || !r->has_b)
+        return g_strdup("");
+    double d = r->b - r->a;
+    if (d == 0)
+        return g_strdup("0");
+    char *s = metrics_format(r->key, fabs(d));
+    char *out = g_strdup_printf("%s%s", d > 0 ? "+" : d < 0 ? "-" : "", s);
+    g_free(s);
+    return out;
+}
+
+static char *fmt_rel(const cmp_row *r)
+{
+    if (!r->has_a || !r->has_b)
+        return g_strdup(r->has_a ? "only in A" : "only in B");
+    double d = r->b - r->a;
+    if (d == 0)
+        return g_strdup("0.0%");
+    if (r->a == 0)
+        return g_strdup("n/a");
+    return g_strdup_printf("%+.1f%%", 100.0 * d / fabs(r->a));
+}
+
+/* UTF-8 aware width, for lining up "µs" and "—". */
+static int width(const char *s)
+{
+    return (int)g_utf8_strlen(s, -1);
+}
+
+static void print_padded(const char *s, int w, gboolean right)
+{
+    int pad = w - width(s);
+    if (right)
+        printf("%*s%s", pad > 0 ? pad : 0, "", s);
+    else
+        printf("%s%*s", s, pad > 0 ? pad : 0, "");
+}
+
+/* ---- overlay figures --------------------------------------------------------------------- */
+
+typedef struct {
+    const char *dir_a, *dir_b;     /* results folders */
+    const char *label_a, *label_b; /* legend text */
+    const char *out;               /* OUTDIR */
+} overlay_ctx;
+
+/* Appends the CDF of transfers.csv fct_ns of dir as a block; FALSE when there is none. */
+static gboolean fct_block(GString *dat, const char *dir, double *lo, double *hi, GError **err)
+{
+    char *p = g_build_filename(dir, "transfers.csv", NULL);
+    double *v = NULL;
+    size_t n = 0;
+    GError *e = NULL;
+    gboolean ok = metrics_csv_read_column(p, "fct_ns", &v, &n, &e);
+    g_free(p);
+    if (!ok) {
+        if (!g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+            g_propagate_error(err, e);
+        else
+            g_error_free(e);
+    }
+    g_string_append_printf(dat, "# CDF of fct_ns in %s/transfers.csv: fct_ns fraction_le\n", dir);
+    if (ok && n > 0) {
+        metrics_sort(v, n);
+        *lo = fmin(*lo, v[0]);
+        *hi = fmax(*hi, v[n - 1]);
+        GArray *cdf = metrics_cdf(v, n, 2000);
+        g_string_append_printf(dat, "%.17g 0\n", v[0]);
+        for (guint i = 0; i < cdf->len; i++) {
+            metrics_point *pt = &g_array_index(cdf, metrics_point, i);
+            g_string_append_printf(dat, "%.17g %.17g\n", pt->x, pt->y);
+        }
+        g_array_free(cdf, TRUE);
+    } else {
+        g_string_append(dat, "NaN NaN\n");   /* keeps index 0/1 meaning A/B */
+    }
+    g_string_append(dat, "\n\n");
+    g_free(v);
+    return ok && n > 0;
+}
+
+static void gp_legend(GString *gp, const char *run, const char *extra)
+{
+    char *t = extra ? g_strdup_printf("%s %s", run, extra) : g_strdup(run);
+    g_string_append(gp, " title ");
+    plot_gp_quote(gp, t);
+    g_free(t);
+}
+
+/* Each overlay returns TRUE when it wrote NAME.gp. */
+static gboolean overlay_fct(const overlay_ctx *c, const char *name, GError **err)
+{
+    GString *dat = g_string_new(NULL);
+    double lo = G_MAXDOUBLE, hi = 0;
+    gboolean ha = fct_block(dat, c->dir_a, &lo, &hi, err);
+    gboolean hb = fct_block(dat, c->dir_b, &lo, &hi, err);
+    gboolean wrote = FALSE;
+    if (ha || hb) {
+        double div;
+        const char *u = plot_time_unit(hi, &div);
+        GString *gp = g_string_new(NULL);
+        plot_gp_begin(gp, name, "FCT CDF of both runs (transfers.csv)");
+        g_string_append_printf(gp, "div = %g   # ns per %s\n"
+                                   "set title 'Flow completion time CDF, A against B'\n"
+                                   "set xlabel 'flow completion time (%s)'\n"
+                                   "set ylabel 'fraction of transfers'\nset yrange [0:1.02]\n"
+                                   "set key bottom right\n", div, u, u);
+        if (lo > 0 && hi / lo > 50)
+            g_string_append(gp, "set logscale x\nset autoscale xfix\n");
+        g_string_append(gp, "plot ");
+        if (ha) {
+            g_string_append_printf(gp, "'%s.dat' index 0 using ($1/div):2 with steps lt 1 lw 2",
+                                   name);
+            gp_legend(gp, c->label_a, NULL);
+        }
+        if (hb) {
+            g_string_append_printf(gp, "%s'%s.dat' index 1 using ($1/div):2 with steps lt 2 lw 2 "
+                                       "dt 2", ha ? ", \\\n     " : "", name);
+            gp_legend(gp, c->label_b, NULL);
+        }
+        g_string_append_c(gp, '\n');
+        plot_gp_end(gp, name);
+        char *df = g_strdup_printf("%s.dat", name), *gf = g_strdup_printf("%s.gp", name);
+        wrote = plot_write_file(c->out, df, dat, err) && plot_write_file(c->out, gf, gp, err);
+        g_free(df);
+        g_free(gf);
+        g_string_free(gp, TRUE);
+    }
+    g_string_free(dat, TRUE);
+    return wrote;
+}
+
+/* Scans a series file; NULL (no error) when the file is missing. */
+static GPtrArray *scan_opt(const char *dir, const char *file, metrics_series_kind kind,
+                           GError **err)
+{
+    char *p = g_build_filename(dir, file, NULL);
+    GError *e = NULL;
+    GPtrArray *s = metrics_series_scan(p, kind, &e);
+    g_free(p);
+    if (!s) {
+        if (g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+            g_error_free(e);
+        else
+            g_propagate_error(err, e);
+    }
+    return s;
+}
+
+static GHashTable *by_key(GPtrArray *series)
+{
+    GHashTable *t = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; series && i < series->len; i++) {
+        metrics_series *s = g_ptr_array_index(series, i);
+        g_hash_table_insert(t, s->key, s);
+    }
+    return t;
+}
+
+/* Overlay of the `want` busiest series common to both runs (queues: the busiest queue; rates:
+ * the busiest flows). A is solid, B dashed, one colour per series. */
+static gboolean overlay_series(const overlay_ctx *c, const char *name, const char *file,
+                               metrics_series_kind kind, guint want, GError **err)
+{
+    GPtrArray *sa = scan_opt(c->dir_a, file, kind, err);
+    GPtrArray *sb = sa ? scan_opt(c->dir_b, file, kind, err) : NULL;
+    gboolean wrote = FALSE;
+    if (!sa || !sb) {
+        if (sa)
+            g_ptr_array_free(sa, TRUE);
+        return FALSE;
+    }
+    GHashTable *kb = by_key(sb);
+    /* Common series ranked by the larger of their two scores. */
+    GPtrArray *pick_a = g_ptr_array_new(), *pick_b = g_ptr_array_new();
+    GArray *score = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < sa->len; i++) {
+        metrics_series *a = g_ptr_array_index(sa, i), *b = g_hash_table_lookup(kb, a->key);
+        if (!b)
+            continue;
+        double s = kind == METRICS_SERIES_QUEUES ? fmax(a->vmax, b->vmax) : fmax(a->area, b->area);
+        if (s <= 0)
+            continue;
+        guint at = 0;
+        while (at < score->len && g_array_index(score, double, at) >= s)
+            at++;
+        if (at >= want)
+            continue;
+        g_array_insert_val(score, at, s);
+        g_ptr_array_insert(pick_a, (gint)at, a);
+        g_ptr_array_insert(pick_b, (gint)at, b);
+        if (score->len > want) {
+            g_array_set_size(score, want);
+            g_ptr_array_set_size(pick_a, (gint)want);
+            g_ptr_array_set_size(pick_b, (gint)want);
+        }
+    }
+    if (pick_a->len == 0)
+        goto out;
+    char *pa = g_build_filename(c->dir_a, file, NULL), *pb = g_build_filename(c->dir_b, file, NULL);
+    gboolean loaded = metrics_series_load(pa, kind, pick_a, err) &&
+                      metrics_series_load(pb, kind, pick_b, err);
+    g_free(pa);
+    g_free(pb);
+    if (!loaded)
+        goto out;
+    double tmax = 0, vmax = 0;
+    for (guint i = 0; i < pick_a->len; i++) {
+        metrics_series *a = g_ptr_array_index(pick_a, i), *b = g_ptr_array_index(pick_b, i);
+        tmax = fmax(tmax, fmax(a->t_last, b->t_last));
+        vmax = fmax(vmax, fmax(a->vmax, b->vmax));
+    }
+    double tdiv, ydiv = 1;
+    const char *tu = plot_time_unit(tmax, &tdiv);
+    const char *yu = "Gb/s";
+    if (kind == METRICS_SERIES_QUEUES) {
+        ydiv = vmax >= 2e6 ? 1e6 : 1e3;
+        yu = vmax >= 2e6 ? "MB" : "KB";
+    }
+    GString *dat = g_string_new(NULL), *gp = g_string_new(NULL);
+    plot_gp_begin(gp, name, kind == METRICS_SERIES_QUEUES
+                                ? "queue depth of the busiest queue common to both runs"
+                                : "sending rate of the busiest flows common to both runs");
+    g_string_append_printf(gp, "tdiv = %g   # ns per %s\nydiv = %g\nset title ", tdiv, tu, ydiv);
+    char *title = kind == METRICS_SERIES_QUEUES
+                      ? g_strdup_printf("Queue depth of %s, A against B",
+                                        ((metrics_series *)g_ptr_array_index(pick_a, 0))->label)
+                      : g_strdup_printf("Sending rate of the %u busiest common flow%s, A against B",
+                                        pick_a->len, pick_a->len == 1 ? "" : "s");
+    plot_gp_quote(gp, title);
+    g_free(title);
+    g_string_append_printf(gp, "\nset xlabel 'time (%s)'\nset ylabel '%s (%s)'\n"
+                               "set xrange [0:*]\nset yrange [0:*]\nset key top right\nplot ",
+                           tu, kind == METRICS_SERIES_QUEUES ? "queue depth" : "sending rate", yu);
+    guint block = 0;
+    for (guint i = 0; i < pick_a->len; i++) {
+        metrics_series *ab[2] = { g_ptr_array_index(pick_a, i), g_ptr_array_index(pick_b, i) };
+        for (int r = 0; r < 2; r++) {
+            plot_dat_series(dat, ab[r], 2000, 0);
+            /* One series: a colour per run; several: a colour per series, B dashed. */
+            guint lt = pick_a->len == 1 ? (guint)r + 1 : i + 1;
+            g_string_append_printf(gp, "%s'%s.dat' index %u using ($1/tdiv):($2/ydiv) with steps "
+                                       "lt %u%s", block ? ", \\\n     " : "", name, block, lt,
+                                   r ? " dt 2" : "");
+            char *extra = kind == METRICS_SERIES_QUEUES ? NULL
+                                                        : g_strdup_printf("(%s)", ab[r]->label);
+            gp_legend(gp, r ? c->label_b : c->label_a, extra);
+            g_free(extra);
+            block++;
+        }
+    }
+    g_string_append_c(gp, '\n');
+    plot_gp_end(gp, name);
+    char *df = g_strdup_printf("%s.dat", name), *gf = g_strdup_printf("%s.gp", name);
+    wrote = plot_write_file(c->out, df, dat, err) && plot_write_file(c->out, gf, gp, err);
+    g_free(df);
+    g_free(gf);
+    g_string_free(dat, TRUE);
+    g_string_free(gp, TRUE);
+out:
+    g_array_free(score, TRUE);
+    g_ptr_array_free(pick_a, TRUE);
+    g_ptr_array_free(pick_b, TRUE);
+    g_hash_table_destroy(kb);
+    g_ptr_array_free(sa, TRUE);
+    g_ptr_array_free(sb, TRUE);
+    return wrote;
+}
+
+static const plot_desc overlays[] = {
+    { "overlay_fct_cdf", "Flow completion time CDF",
+      "CDF of fct_ns from transfers.csv of both runs: A solid, B dashed." },
+    { "overlay_queue", "Queue depth of the busiest common queue",
+      "Egress queue depth (queues.csv) of the queue with the highest peak among the queues "
+      "present in both runs: A solid, B dashed." },
+    { "overlay_rates", "Sending rate of the busiest common flows",
+      "Congestion-control rate (rates.csv) of the flows that sent most in both runs: A solid, "
+      "B dashed, one colour per flow." },
+};
+
+/* Writes and draws the overlays; returns the number drawn, problems go to warnings. */
+static guint draw_overlays(const overlay_ctx *c, GString *warnings)
+{
+    gboolean wrote[G_N_ELEMENTS(overlays)];
+    GError *e = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(overlays); i++) {
+        const char *name = overlays[i].name;
+        for (const char *const *x = (const char *const[]){ "gp", "dat", "png", "svg", NULL }; *x;
+             x++) {
+            char *f = g_strdup_printf("%s/%s.%s", c->out, name, *x);
+            g_unlink(f);   /* no stale figure from an earlier comparison */
+            g_free(f);
+        }
+        if (i == 0)
+            wrote[i] = overlay_fct(c, name, &e);
+        else if (i == 1)
+            wrote[i] = overlay_series(c, name, "queues.csv", METRICS_SERIES_QUEUES, 1, &e);
+        else
+            wrote[i] = overlay_series(c, name, "rates.csv", METRICS_SERIES_RATES, 3, &e);
+        if (e) {
+            g_string_append_printf(warnings, "%s\n", e->message);
+            g_clear_error(&e);
+        }
+    }
+    char *gnuplot = plot_find_gnuplot();
+    guint drawn = 0;
+    if (!gnuplot) {
+        g_string_append(warnings, PLOT_NO_GNUPLOT_MSG "\n");
+        return 0;
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(overlays); i++) {
+        if (!wrote[i])
+            continue;
+        if (plot_run_script(gnuplot, c->out, overlays[i].name, &e))
+            drawn++;
+        else {
+            g_string_append_printf(warnings, "%s\n", e->message);
+            g_clear_error(&e);
+        }
+    }
+    g_free(gnuplot);
+    return drawn;
+}
+
+/* ---- outputs ----------------------------------------------------------------------------- */
+
+static void json_num_or_null(JsonBuilder *b, const char *k, gboolean has, double v)
+{
+    json_builder_set_member_name(b, k);
+    if (has && isfinite(v))
+        json_builder_add_double_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
+static const char *group_name(int g)
+{
+    return g == G_METRICS ? "metrics" : g == G_JOBS ? "jobs" : "ports";
+}
+
+static gboolean write_json(const char *out, const char *a, const char *b, const cmp_rules *ru,
+                           GPtrArray *rows, guint compared, guint nout, guint one_sided,
+                           GError **err)
+{
+    JsonBuilder *jb = json_builder_new();
+    json_builder_begin_object(jb);
+    json_builder_set_member_name(jb, "a");
+    json_builder_add_string_value(jb, a);
+    json_builder_set_member_name(jb, "b");
+    json_builder_add_string_value(jb, b);
+    json_builder_set_member_name(jb, "tolerance");
+    json_builder_add_double_value(jb, ru->tolerance);
+    json_builder_set_member_name(jb, "rows");
+    json_builder_begin_array(jb);
+    for (guint i = 0; i < rows->len; i++) {
+        cmp_row *r = g_ptr_array_index(rows, i);
+        json_builder_begin_object(jb);
+        json_builder_set_member_name(jb, "name");
+        json_builder_add_string_value(jb, r->name);
+        json_builder_set_member_name(jb, "key");
+        json_builder_add_string_value(jb, r->key);
+        json_builder_set_member_name(jb, "group");
+        json_builder_add_string_value(jb, group_name(r->group));
+        gboolean both = r->has_a && r->has_b;
+        json_num_or_null(jb, "a", r->has_a, r->a);
+        json_num_or_null(jb, "b", r->has_b, r->b);
+        json_num_or_null(jb, "diff", both, r->b - r->a);
+        json_num_or_null(jb, "rel", both && r->a != 0, (r->b - r->a) / fabs(r->a));
+        json_num_or_null(jb, "floor", TRUE, r->floor);
+        json_builder_set_member_name(jb, "out_of_tolerance");
+        json_builder_add_boolean_value(jb, r->out);
+        json_builder_end_object(jb);
+    }
+    json_builder_end_array(jb);
+    json_builder_set_member_name(jb, "compared");
+    json_builder_add_int_value(jb, compared);
+    json_builder_set_member_name(jb, "out_of_tolerance");
+    json_builder_add_int_value(jb, nout);
+    json_builder_set_member_name(jb, "one_sided");
+    json_builder_add_int_value(jb, one_sided);
+    json_builder_set_member_name(jb, "verdict");
+    json_builder_add_string_value(jb, nout ? "different" : "same");
+    json_builder_end_object(jb);
+    JsonGenerator *g = json_generator_new();
+    JsonNode *root = json_builder_get_root(jb);
+    json_generator_set_root(g, root);
+    json_generator_set_pretty(g, TRUE);
+    char *p = g_build_filename(out, "compare.json", NULL);
+    gboolean ok = json_generator_to_file(g, p, err);
+    g_free(p);
+    json_node_unref(root);
+    g_object_unref(g);
+    g_object_unref(jb);
+    return ok;
+}
+
+static void html_rows(GString *h, GPtrArray *rows, int group, const char *title)
+{
+    gboolean any = FALSE;
+    for (guint i = 0; i < rows->len; i++) {
+        cmp_row *r = g_ptr_array_index(rows, i);
+        if (r->group != group)
+            continue;
+        if (!any) {
+            g_string_append_printf(h, "<tr class=\"group\"><td colspan=\"6\">%s</td></tr>\n",
+                                   title);
+            any = TRUE;
+        }
+        char *va = fmt_value(r, r->has_a, r->a), *vb = fmt_value(r, r->has_b, r->b);
+        char *d = fmt_diff(r), *rel = fmt_rel(r);
+        const char *cls = r->out ? " class=\"out\""
+                          : (!r->has_a || !r->has_b) ? " class=\"one\"" : "";
+        g_string_append_printf(h, "<tr%s><td><span class=\"key\">", cls);
+        report_html_escape(h, r->name);
+        g_string_append(h, "</span></td><td class=\"n\">");
+        report_html_escape(h, va);
+        g_string_append(h, "</td><td class=\"n\">");
+        report_html_escape(h, vb);
+        g_string_append(h, "</td><td class=\"n\">");
+        report_html_escape(h, d);
+        g_string_append(h, "</td><td class=\"n\">");
+        report_html_escape(h, rel);
+        g_string_append_printf(h, "</td><td class=\"mark\">%s</td></tr>\n", r->out ? "✗" : "");
+        g_free(va);
+        g_free(vb);
+        g_free(d);
+        g_free(rel);
+    }
+}
+
+static gboolean write_html(const char *out, const char *a, const char *b, const cmp_rules *ru,
+                           GPtrArray *rows, const char *verdict, guint nout,
+                           const char *floors_text, GError **err)
+{
+    GString *h = g_string_new(NULL);
+    report_html_begin(h, "rocesim compare");
+    g_string_append(h, "<header><h1>Comparison of two runs</h1><p class=\"sub\">A = <code>");
+    report_html_escape(h, a);
+    g_string_append(h, "</code> (reference) · B = <code>");
+    report_html_escape(h, b);
+    g_string_append_printf(h, "</code></p></header>\n<div class=\"box %s\"><h2>",
+                           nout ? "bad" : "ok");
+    report_html_escape(h, verdict);
+    g_string_append_printf(h, "</h2>Tolerance %.4g%% of A, or an absolute difference up to the "
+                              "floor of the metric's unit (", ru->tolerance * 100);
+    report_html_escape(h, floors_text);
+    g_string_append(h, "). Wall-clock engine figures are not compared.</div>\n"
+                       "<h2>Metrics</h2>\n<table>\n<tr><th>Metric</th><th class=\"n\">A</th>"
+                       "<th class=\"n\">B</th><th class=\"n\">B − A</th><th class=\"n\">"
+                       "relative</th><th></th></tr>\n");
+    html_rows(h, rows, G_METRICS, "Headline metrics (summary.json metrics)");
+    html_rows(h, rows, G_JOBS, "Jobs (matched by name)");
+    html_rows(h, rows, G_PORTS, "Ports (matched by node and port)");
+    g_string_append(h, "</table>\n<h2>Figures</h2>\n");
+    const char *names[G_N_ELEMENTS(overlays)];
+    for (size_t i = 0; i < G_N_ELEMENTS(overlays); i++)
+        names[i] = overlays[i].name;
+    gboolean embed = report_png_bytes(out, names, G_N_ELEMENTS(overlays)) <= REPORT_EMBED_LIMIT;
+    guint drawn = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(overlays); i++)
+        drawn += report_html_figure(h, out, ".", overlays[i].name, overlays[i].title,
+                                    overlays[i].caption, embed);
+    if (!drawn)
+        g_string_append(h, "<p class=\"note\">No overlay figures (no common data, or gnuplot is "
+                           "not installed).</p>\n");
+    g_string_append(h, "<footer>Written by <code>rocesim compare</code>; the same table is in "
+                       "compare.json.</footer>\n");
+    report_html_end(h);
+    char *p = g_build_filename(out, "compare.html", NULL);
+    gboolean ok = g_file_set_contents(p, h->str, (gssize)h->len, err);
+    g_free(p);
+    g_string_free(h, TRUE);
+    return ok;
+}
+
+/* ---- the command ------------------------------------------------------------------------- */
+
+static gboolean parse_tolerance(const char *s, double *out)
+{
+    char *end = NULL;
+    double v = g_ascii_strtod(s, &end);
+    if (end == s || !isfinite(v))
+        return FALSE;
+    if (*end == '%') {
+        v /= 100;
+        end++;
+    }
+    if (*end || v < 0)
+        return FALSE;
+    *out = v;
+    return TRUE;
+}
+
+static gboolean parse_floor(cmp_rules *ru, const char *spec, GError **err)
+{
+    const char *eq = strchr(spec, '=');
+    char *end = NULL;
+    double v = eq ? g_ascii_strtod(eq + 1, &end) : NAN;
+    if (!eq || eq == spec || end == eq + 1 || *end || !isfinite(v) || v < 0) {
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--floor '%s': expected KIND=VALUE or METRIC=VALUE with a non-negative "
+                    "number, e.g. time=500 (ns), bytes=4096, fraction=0.01, drops=0", spec);
+        return FALSE;
+    }
+    char *name = g_strndup(spec, (gsize)(eq - spec));
+    gboolean kind = FALSE;
+    for (size_t i = 0; i < N_KINDS; i++) {
+        if (!strcmp(name, kind_floors[i].name) || !strcmp(name, "all")) {
+            ru->kind_floor[i] = v;
+            kind = TRUE;
+        }
+    }
+    if (kind)
+        g_free(name);
+    else
+        g_hash_table_replace(ru->key_floor, name, g_memdup2(&v, sizeof v));
+    return TRUE;
+}
+
+static char *floors_text(const cmp_rules *ru)
+{
+    GString *s = g_string_new(NULL);
+    static const char *const unit[] = { "", " ns", " B", "", "", " GB/s", " Gb/s", "/s" };
+    for (size_t i = 0; i < N_KINDS; i++)
+        if (kind_floors[i].kind != METRICS_KIND_PER_S)
+            g_string_append_printf(s, "%s%s %g%s", s->len ? ", " : "", kind_floors[i].name,
+                                   ru->kind_floor[i], unit[i]);
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, ru->key_floor);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        g_string_append_printf(s, ", %s %g", (char *)k, *(double *)v);
+    return g_string_free(s, FALSE);
+}
+
+/* Loads DIR/summary.json for compare; prints the problem and returns NULL on bad input. */
+static metrics_summary *load_run(const char *dir)
+{
+    if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
+        g_printerr("rocesim compare: %s: no such results folder\n", dir);
+        return NULL;
+    }
+    GError *e = NULL;
+    metrics_summary *s = metrics_summary_read_dir(dir, &e);
+    if (!s) {
+        g_printerr("rocesim compare: %s\n", e->message);
+        g_error_free(e);
+        return NULL;
+    }
+    if (!s->metrics) {
+        g_printerr("rocesim compare: %s: no \"metrics\" object: not a results summary\n", s->path);
+        metrics_summary_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static char *trimmed_basename(const char *dir)
+{
+    char *t = g_strdup(dir);
+    size_t n = strlen(t);
+    while (n > 1 && t[n - 1] == G_DIR_SEPARATOR)
+        t[--n] = '\0';
+    char *canon = g_canonicalize_filename(t, NULL);   /* "." -> the folder's real name */
+    char *b = g_path_get_basename(canon);
+    g_free(canon);
+    g_free(t);
+    return b;
+}
+
+int cmd_compare(int argc, char **argv)
+{
+    char *tol_s = NULL, *out_s = NULL;
+    char **floor_s = NULL;
+    GOptionEntry entries[] = {
+        { "tolerance", 't', 0, G_OPTION_ARG_STRING, &tol_s,
+          "Relative tolerance against A, e.g. 0.05 or 5% (default 0.05)", "X" },
+        { "floor", 0, 0, G_OPTION_ARG_STRING_ARRAY, &floor_s,
+          "Absolute difference always accepted, per unit kind (count, time [ns], bytes, "
+          "fraction, ratio, GBps, Gbps, all) or per metric key in its own unit; repeatable",
+          "NAME=VALUE" },
+        { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_s,
+          "Folder for compare.html, compare.json and overlay figures (default "
+          "DIR_B/compare-vs-NAME_OF_A)", "OUTDIR" },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    GOptionContext *ctx = g_option_context_new("DIR_A DIR_B");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    g_option_context_set_summary(
+        ctx, "Compare two results folders (e.g. simulation against the lab): every headline "
+             "metric of summary.json, per-job figures and per-port queue depths, with a verdict.");
+    g_option_context_set_description(
+        ctx, "A is the reference. A row is within tolerance when |B-A| <= X*|A| or |B-A| <= its\n"
+             "floor. Default floors: count 0, time 100 ns, bytes 10000, fraction 0.001,\n"
+             "ratio 0.01, GBps/Gbps 0.01. Metrics present in one run only are shown, not held\n"
+             "against B. engine (wall-clock) figures are ignored. Output: OUTDIR/compare.html,\n"
+             "compare.json (every row, for scripts) and overlay figures (gnuplot).\n"
+             "Exit status: 0 all within tolerance, 1 some metric out of tolerance, 2 bad input.\n");
+    char **args = g_new0(char *, argc + 1);
+    for (int i = 0; i < argc; i++)
+        args[i] = g_strdup(argv[i]);
+    cmp_rules ru = { .tolerance = 0.05 };
+    for (size_t i = 0; i < N_KINDS; i++)
+        ru.kind_floor[i] = kind_floors[i].floor;
+    ru.key_floor = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    metrics_summary *sa = NULL, *sb = NULL;
+    GPtrArray *rows = NULL;
+    char *outdir = NULL, *ftext = NULL;
+    GError *err = NULL;
+    int rc = 2;
+
+    if (!g_option_context_parse_strv(ctx, &args, &err)) {
+        g_printerr("rocesim compare: %s\n", err->message);
+        goto out;
+    }
+    if (g_strv_length(args) != 3) {
+        g_printerr("rocesim compare: expected two results folders: rocesim compare DIR_A DIR_B "
+                   "[--tolerance X] [-o OUTDIR]\n");
+        goto out;
+    }
+    if (tol_s && !parse_tolerance(tol_s, &ru.tolerance)) {
+        g_printerr("rocesim compare: --tolerance '%s': expected a non-negative number such as "
+                   "0.05 or 5%%\n", tol_s);
+        goto out;
+    }
+    for (char **f = floor_s; f && *f; f++) {
+        if (!parse_floor(&ru, *f, &err)) {
+            g_printerr("rocesim compare: %s\n", err->message);
+            goto out;
+        }
+    }
+    const char *da = args[1], *db = args[2];
+    if (!(sa = load_run(da)) || !(sb = load_run(db)))
+        goto out;
+
+    rows = g_ptr_array_new_with_free_func((GDestroyNotify)row_free);
+    GPtrArray *mkeys = numeric_keys(sa->metrics, sb->metrics, NULL);
+    for (guint i = 0; i < mkeys->len; i++) {
+        const char *k = g_ptr_array_index(mkeys, i);
+        add_row(rows, &ru, G_METRICS, k, k, sa->metrics, sb->metrics);
+    }
+    g_ptr_array_free(mkeys, TRUE);
+    match_count jobs = { 0, 0, 0 }, ports = { 0, 0, 0 };
+    compare_arrays(rows, &ru, sa->jobs, sb->jobs, FALSE, &jobs);
+    compare_arrays(rows, &ru, sa->ports, sb->ports, TRUE, &ports);
+
+    guint compared = 0, nout = 0, one_sided = 0;
+    for (guint i = 0; i < rows->len; i++) {
+        cmp_row *r = g_ptr_array_index(rows, i);
+        if (r->has_a && r->has_b)
+            compared++;
+        else
+            one_sided++;
+        nout += r->out;
+    }
+
+    /* Terminal table: every metric and job row; of the ports, the PRINT_PORTS busiest (by
+     * max queue in either run) and any out of tolerance. */
+    GArray *port_w = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < rows->len; i++) {
+        cmp_row *r = g_ptr_array_index(rows, i);
+        if (r->group == G_PORTS && !strcmp(r->key, "max_queue_bytes"))
+            g_array_append_val(port_w, r->weight);
+    }
+    metrics_sort((double *)port_w->data, port_w->len);
+    double cut = port_w->len > PRINT_PORTS
+                     ? g_array_index(port_w, double, port_w->len - PRINT_PORTS) : -1;
+    g_array_free(port_w, TRUE);
+    GPtrArray *shown = g_ptr_array_new();
+    guint hidden = 0;
+    for (guint i = 0; i < rows->len; i++) {
+        cmp_row *r = g_ptr_array_index(rows, i);
+        if (r->group == G_PORTS && !r->out && r->weight < cut) {
+            hidden++;
+            continue;
+        }
+        g_ptr_array_add(shown, r);
+    }
+    const char *hdr[6] = { "metric", "A", "B", "B-A", "rel", "" };
+    int w[5];
+    for (int c = 0; c < 5; c++)
+        w[c] = width(hdr[c]);
+    char ***cells = g_new0(char **, shown->len);
+    for (guint i = 0; i < shown->len; i++) {
+        cmp_row *r = g_ptr_array_index(shown, i);
+        cells[i] = g_new0(char *, 6);
+        cells[i][0] = g_strdup(r->name);
+        cells[i][1] = fmt_value(r, r->has_a, r->a);
+        cells[i][2] = fmt_value(r, r->has_b, r->b);
+        cells[i][3] = fmt_diff(r);
+        cells[i][4] = fmt_rel(r);
+        for (int c = 0; c < 5; c++)
+            w[c] = MAX(w[c], width(cells[i][c]));
+    }
+    ftext = floors_text(&ru);
+    printf("A: %s (reference)\nB: %s\ntolerance %.4g%% of A; floors: %s\n\n", da, db,
+           ru.tolerance * 100, ftext);
+    int last_group = -1;
+    for (guint i = 0; i <= shown->len; i++) {
+        if (i == 0) {
+            for (int c = 0; c < 5; c++) {
+                if (c)
+                    printf("  ");
+                print_padded(hdr[c], w[c], c > 0);
+            }
+            printf("\n");
+        }
+        if (i == shown->len)
+            break;
+        cmp_row *r = g_ptr_array_index(shown, i);
+        if (r->group != last_group && last_group != -1)
+            printf("\n");
+        last_group = r->group;
+        for (int c = 0; c < 5; c++) {
+            if (c)
+                printf("  ");
+            print_padded(cells[i][c], w[c], c > 0);
+        }
+        printf("%s\n", r->out ? "  *" : "");
+        g_strfreev(cells[i]);
+    }
+    g_free(cells);
+    if (hidden)
+        printf("(%u more port rows within tolerance: see compare.html)\n", hidden);
+    if (jobs.only_a || jobs.only_b || ports.only_a || ports.only_b)
+        printf("not matched: %u jobs only in A, %u only in B; %u ports only in A, %u only in B\n",
+               jobs.only_a, jobs.only_b, ports.only_a, ports.only_b);
+    char *verdict = nout ? g_strdup_printf("DIFFERENT: %u of %u compared metrics out of tolerance "
+                                           "(marked *)", nout, compared)
+                         : g_strdup_printf("SAME: all %u compared metrics within tolerance",
+                                           compared);
+    if (one_sided) {
+        char *v2 = g_strdup_printf("%s; %u present in one run only", verdict, one_sided);
+        g_free(verdict);
+        verdict = v2;
+    }
+    printf("\nverdict: %s\n", verdict);
+    rc = nout ? 1 : 0;
+
+    /* Files: the verdict stands even if they cannot be written. */
+    if (out_s) {
+        outdir = g_strdup(out_s);
+    } else {
+        char *base = trimmed_basename(da);
+        char *sub = g_strdup_printf("compare-vs-%s", base);
+        outdir = g_build_filename(db, sub, NULL);
+        g_free(sub);
+        g_free(base);
+    }
+    if (g_mkdir_with_parents(outdir, 0755) != 0) {
+        int e = errno;
+        g_printerr("rocesim compare: warning: %s: cannot create: %s\n", outdir, g_strerror(e));
+    } else {
+        GString *warn = g_string_new(NULL);
+        char *la = g_strdup_printf("A: %s", da), *lb = g_strdup_printf("B: %s", db);
+        overlay_ctx oc = { da, db, la, lb, outdir };
+        draw_overlays(&oc, warn);
+        gboolean written = write_json(outdir, da, db, &ru, rows, compared, nout, one_sided,
+                                      &err) &&
+                           write_html(outdir, da, db, &ru, rows, verdict, nout, ftext, &err);
+        if (!written) {
+            g_string_append_printf(warn, "%s\n", err->message);
+            g_clear_error(&err);
+        }
+        if (warn->len) {
+            g_strchomp(warn->str);
+            char **lines = g_strsplit(warn->str, "\n", -1);
+            for (char **l = lines; *l; l++)
+                g_printerr("rocesim compare: warning: %s\n", *l);
+            g_strfreev(lines);
+        }
+        if (written)
+            printf("wrote %s/compare.html\n", outdir);
+        g_string_free(warn, TRUE);
+        g_free(la);
+        g_free(lb);
+    }
+    g_free(verdict);
+    g_ptr_array_free(shown, TRUE);
+out:
+    if (err)
+        g_error_free(err);
+    if (rows)
+        g_ptr_array_free(rows, TRUE);
+    metrics_summary_free(sa);
+    metrics_summary_free(sb);
+    g_hash_table_destroy(ru.key_floor);
+    g_free(outdir);
+    g_free(ftext);
+    g_free(tol_s);
+    g_free(out_s);
+    g_strfreev(floor_s);
+    g_strfreev(args);
+    g_option_context_free(ctx);
+    return rc;
+}

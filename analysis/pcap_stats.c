@@ -1,0 +1,1188 @@
+/* `rocesim pcap-stats FILE... [-o DIR] [--interval 10us] [--link-rate 100Gbps]`
+ *
+ * Turns captures of RoCEv2 and PFC traffic (a mirror port, tcpdump on a Soft-RoCE host, or the
+ * simulator's own traces) into a results folder (docs/results-format.md) that `compare` and
+ * `plot` read like a simulated one. Everything is what one capture point can tell:
+ *
+ *   rates.csv      t_ns,flow,rate_gbps   per flow (src IP, dst IP, destination QPN) and
+ *                  interval: bits of its data frames on the wire (frame + FCS + preamble + IFG)
+ *                  over the interval, at the interval's start. A zero row closes every idle gap.
+ *   counters.csv   per file (node = file basename, port 0) at the end of the capture:
+ *                  roce_packets, roce_bytes (frame bytes with FCS), np_ecn_marked_roce_packets
+ *                  (CE-marked data packets), np_cnp_sent (CNPs), packet_seq_err (PSN-sequence
+ *                  NAKs), out_of_sequence (PSN discontinuities: gaps and regressions),
+ *                  tx_prioN_pause (PFC frames with class N enabled and a nonzero time),
+ *                  rx_prioN_pause_duration (microseconds paused, as mlx5 counts it),
+ *                  tx_pause_ctrl_phy (802.3x PAUSE frames), icrc_errors, malformed_frames.
+ *   pfc.csv        a pause at each frame that starts one, a resume at XON or when the quanta
+ *                  run out at --link-rate (a new XOFF reloads the timer, as a receiver does).
+ *   transfers.csv  one row per message seen from FIRST to LAST (or ONLY): start = first sight
+ *                  of its first packet, end = last sight of its last packet (a retransmitted
+ *                  LAST moves it). ideal_ns and slowdown are left empty: a capture does not know
+ *                  the path's hops, delays or load, and 0 would read as a number. id is the
+ *                  immediate data when every message carries one (the replay puts the schedule's
+ *                  transfer id there), otherwise the rank in start order. src/dst are host
+ *                  indices when every address follows the simulator's scheme (frames.h), else
+ *                  IP addresses. prio is the VLAN PCP, or DSCP >> 3 for untagged frames (the
+ *                  mlx5 default DSCP-to-priority map). bytes is the RETH DMA length when seen,
+ *                  else the payload bytes seen.
+ *   flows.csv      flow,src,dst,qpn,sport,packets,bytes,ce_fraction,cnps,psn_gaps (data packets,
+ *                  retransmissions included; bytes = payload).
+ *   summary.json   transfers, transfers_completed, bytes, completion_ns, fct_p50/p99/max_ns,
+ *                  ecn_marked, cnp_sent, retransmitted_packets (data packets whose PSN is not
+ *                  beyond the highest seen), pause_frames, paused_ns.
+ *
+ * A CNP names only the QP it throttles (the sender's QPN), which data packets do not carry, so
+ * CNPs are tied to a data flow through the ACKs/NAKs sent to the same QP: their PSN falls in
+ * the PSN range of exactly one flow between the two hosts (the UDP source port breaks ties).
+ * When only one data flow links the two hosts no ACK is needed.
+ *
+ * Times start at the first packet of the earliest file (--absolute-time keeps the capture's
+ * clock; the simulator's traces start at 0). Files are separate capture points: flows are
+ * per file, and named FLOW@NODE when there are several files.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/frames.h"
+#include "analysis/metrics.h"
+#include "analysis/pcap.h"
+#include "sim/commands.h"
+#include "sim/units.h"
+
+#ifndef ROCESIM_VERSION
+#define ROCESIM_VERSION "0.1.0"
+#endif
+
+#define MAX_REPORTED_MALFORMED 5
+
+/* ---- state ---- */
+
+struct flow_key {           /* memset before filling: hashed as bytes */
+    uint8_t src[16], dst[16];
+    uint32_t qpn;
+    uint16_t file;
+    uint8_t family;
+    uint8_t pad;
+};
+
+struct msg {
+    uint32_t start_psn, last_psn;
+    bool complete;
+    bool has_dma, has_imm;
+    uint8_t prio;
+    uint32_t dma_len, imm;
+    uint64_t start_ns, end_ns;
+    uint64_t bytes_seen;
+};
+
+struct bin {
+    uint64_t idx, bytes;
+};
+
+struct flow {
+    struct flow_key key;
+    char *name;
+    char src[INET6_ADDRSTRLEN], dst[INET6_ADDRSTRLEN];
+    uint16_t sport;
+    uint64_t packets, bytes, ce, cnps, psn_gaps, retx;
+    uint32_t min_psn, max_psn, last_psn;
+    bool mapped;             /* a sender QPN (ACK/CNP destination) is tied to this flow */
+    GArray *bins;            /* struct bin, ascending idx */
+    GArray *msgs;            /* struct msg, in start order */
+    int64_t open;            /* index of the message being received, -1 if none */
+};
+
+/* ACKs, NAKs and CNPs sent to one QP (src, dst, dest QPN): the reverse of a data flow. */
+struct ctl {
+    struct flow_key key;
+    struct flow *flow;       /* the data flow it belongs to, once known */
+    uint64_t cnps;
+};
+
+struct pfc_state {
+    bool paused;
+    uint64_t start_ns, end_ns;
+};
+
+enum {
+    C_ROCE_PACKETS, C_ROCE_BYTES, C_ECN, C_CNP, C_SEQ_ERR, C_OOS, C_PAUSE_CTRL, C_ICRC,
+    C_MALFORMED, C_COUNT
+};
+static const char *const counter_names[C_COUNT] = {
+    "roce_packets", "roce_bytes", "np_ecn_marked_roce_packets", "np_cnp_sent",
+    "packet_seq_err", "out_of_sequence", "tx_pause_ctrl_phy", "icrc_errors", "malformed_frames",
+};
+
+struct node {                /* one capture file */
+    char *path, *name;
+    uint64_t counters[C_COUNT];
+    uint64_t prio_pause[8], prio_pause_ns[8];
+    struct pfc_state pfc[8];
+};
+
+struct pfc_row {
+    uint64_t t_ns;
+    uint32_t node;
+    uint8_t prio;
+    bool resume;
+    uint64_t duration_ns;
+};
+
+struct stats {
+    uint64_t interval_ns, link_bps, t0;
+    bool several_files;
+    struct node *nodes;
+    guint nnodes;
+    GHashTable *flows;       /* flow_key -> struct flow (owned) */
+    GHashTable *pairs;       /* flow_key with qpn 0 -> GPtrArray of struct flow */
+    GHashTable *ctls;        /* flow_key -> struct ctl (owned) */
+    GPtrArray *flow_list;    /* creation order */
+    GArray *pfc_rows;
+    GPtrArray *warnings;     /* char* */
+    uint64_t records, end_ns, pause_frames, paused_ns;
+};
+
+/* ---- helpers ---- */
+
+G_STATIC_ASSERT(sizeof(struct flow_key) % 8 == 0);
+
+static guint key_hash(gconstpointer p)
+{
+    /* Per-packet: mix the key 8 bytes at a time (multiply-xorshift). */
+    const uint8_t *b = p;
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < sizeof(struct flow_key); i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = (h ^ w) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+    }
+    return (guint)h;
+}
+
+static gboolean key_equal(gconstpointer a, gconstpointer b)
+{
+    return memcmp(a, b, sizeof(struct flow_key)) == 0;
+}
+
+/* Signed distance a - b between 24-bit PSNs. */
+static int32_t psn_diff(uint32_t a, uint32_t b)
+{
+    return (int32_t)((a - b) << 8) >> 8;
+}
+
+static void make_key(struct flow_key *k, const struct frame_info *fi, uint16_t file, bool fwd,
+                     uint32_t qpn)
+{
+    memset(k, 0, sizeof *k);
+    memcpy(k->src, fwd ? fi->src_ip : fi->dst_ip, 16);
+    memcpy(k->dst, fwd ? fi->dst_ip : fi->src_ip, 16);
+    k->qpn = qpn;
+    k->file = file;
+    k->family = fi->ip_version;
+}
+
+static void warn(struct stats *s, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void warn(struct stats *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    g_ptr_array_add(s->warnings, g_strdup_vprintf(fmt, ap));
+    va_end(ap);
+}
+
+static void flow_free(gpointer p)
+{
+    struct flow *f = p;
+    g_free(f->name);
+    g_array_free(f->bins, TRUE);
+    g_array_free(f->msgs, TRUE);
+    g_free(f);
+}
+
+static struct flow *flow_get(struct stats *s, const struct frame_info *fi, uint16_t file)
+{
+    struct flow_key k;
+    make_key(&k, fi, file, true, fi->dest_qp);
+    struct flow *f = g_hash_table_lookup(s->flows, &k);
+    if (f)
+        return f;
+    f = g_new0(struct flow, 1);
+    f->key = k;
+    frame_ip_str(fi, true, f->src, sizeof f->src);
+    frame_ip_str(fi, false, f->dst, sizeof f->dst);
+    f->name = s->several_files
+                  ? g_strdup_printf("%s-%s-qp%u@%s", f->src, f->dst, fi->dest_qp,
+                                    s->nodes[file].name)
+                  : g_strdup_printf("%s-%s-qp%u", f->src, f->dst, fi->dest_qp);
+    f->sport = fi->sport;
+    f->min_psn = f->max_psn = f->last_psn = fi->psn;
+    f->bins = g_array_new(FALSE, FALSE, sizeof(struct bin));
+    f->msgs = g_array_new(FALSE, FALSE, sizeof(struct msg));
+    f->open = -1;
+    g_hash_table_insert(s->flows, &f->key, f);
+    g_ptr_array_add(s->flow_list, f);
+
+    struct flow_key pk = k;
+    pk.qpn = 0;
+    GPtrArray *pair = g_hash_table_lookup(s->pairs, &pk);
+    if (!pair) {
+        pair = g_ptr_array_new();
+        g_hash_table_insert(s->pairs, g_memdup2(&pk, sizeof pk), pair);
+    }
+    g_ptr_array_add(pair, f);
+    return f;
+}
+
+static void bin_add(GArray *bins, uint64_t idx, uint64_t bytes)
+{
+    guint i = bins->len;
+    while (i > 0 && g_array_index(bins, struct bin, i - 1).idx > idx)
+        i--; /* only timestamps out of order walk back */
+    if (i > 0 && g_array_index(bins, struct bin, i - 1).idx == idx) {
+        g_array_index(bins, struct bin, i - 1).bytes += bytes;
+        return;
+    }
+    struct bin b = { idx, bytes };
+    g_array_insert_val(bins, i, b);
+}
+
+static uint8_t frame_prio(const struct frame_info *fi)
+{
+    return fi->vlan_tags ? fi->pcp : (uint8_t)(fi->dscp >> 3);
+}
+
+/* ---- per-packet work ---- */
+
+static void on_data(struct stats *s, struct node *n, const struct frame_info *fi, uint16_t file,
+                    uint64_t t)
+{
+    struct flow *f = flow_get(s, fi, file);
+    bool fresh = f->packets == 0;
+    int32_t d = fresh ? 1 : psn_diff(fi->psn, f->max_psn);
+    f->packets++;
+    f->bytes += fi->payload;
+    if (fi->ecn == 3) {
+        f->ce++;
+        n->counters[C_ECN]++;
+    }
+    bin_add(f->bins, t / s->interval_ns, fi->wire_len + 20u /* preamble, SFD, IFG */);
+    /* A discontinuity is a PSN that does not follow the previous packet's: a gap (loss before
+     * the capture point) or a step back (go-back-N); a run of retransmissions is in order. */
+    if (!fresh && fi->psn != ((f->last_psn + 1u) & 0xFFFFFFu)) {
+        f->psn_gaps++;
+        n->counters[C_OOS]++;
+    }
+    f->last_psn = fi->psn;
+    if (psn_diff(fi->psn, f->min_psn) < 0)
+        f->min_psn = fi->psn;
+
+    if (d > 0) { /* a PSN beyond any seen: first transmission as far as we can tell */
+        f->max_psn = fi->psn;
+        if (fi->pos == MSG_FIRST || fi->pos == MSG_ONLY) {
+            struct msg m = { .start_psn = fi->psn, .start_ns = t, .prio = frame_prio(fi),
+                             .bytes_seen = fi->payload, .has_dma = fi->has_reth,
+                             .dma_len = fi->reth_dma_len };
+            if (fi->pos == MSG_ONLY) {
+                m.complete = true;
+                m.last_psn = fi->psn;
+                m.end_ns = t;
+                m.has_imm = fi->has_imm;
+                m.imm = fi->imm;
+            }
+            g_array_append_val(f->msgs, m);
+            f->open = fi->pos == MSG_ONLY ? -1 : (int64_t)f->msgs->len - 1;
+        } else if (f->open >= 0) { /* MIDDLE or LAST of the message being received */
+            struct msg *m = &g_array_index(f->msgs, struct msg, f->open);
+            m->bytes_seen += fi->payload;
+            if (fi->pos == MSG_LAST) {
+                m->complete = true;
+                m->last_psn = fi->psn;
+                m->end_ns = t;
+                m->has_imm = fi->has_imm;
+                m->imm = fi->imm;
+                f->open = -1;
+            }
+        }
+        return;
+    }
+    /* A PSN at or below the highest seen: a retransmission (go-back-N). A retransmitted last
+     * packet delivers its message later than the first copy did. */
+    f->retx++;
+    if (fi->pos == MSG_LAST || fi->pos == MSG_ONLY) {
+        for (guint i = f->msgs->len; i-- > 0;) {
+            struct msg *m = &g_array_index(f->msgs, struct msg, i);
+            if (m->complete && m->last_psn == fi->psn) {
+                m->end_ns = MAX(m->end_ns, t);
+                break;
+            }
+            if (psn_diff(m->start_psn, fi->psn) <= 0)
+                break; /* this message holds the PSN; older ones end before it */
+        }
+    }
+}
+
+static struct ctl *ctl_get(struct stats *s, const struct frame_info *fi, uint16_t file)
+{
+    struct flow_key k;
+    make_key(&k, fi, file, true, fi->dest_qp);
+    struct ctl *c = g_hash_table_lookup(s->ctls, &k);
+    if (!c) {
+        c = g_new0(struct ctl, 1);
+        c->key = k;
+        g_hash_table_insert(s->ctls, &c->key, c);
+    }
+    return c;
+}
+
+/* Data flows in the direction opposite to a control packet's. */
+static GPtrArray *reverse_pair(struct stats *s, const struct frame_info *fi, uint16_t file)
+{
+    struct flow_key pk;
+    make_key(&pk, fi, file, false, 0);
+    return g_hash_table_lookup(s->pairs, &pk);
+}
+
+static void on_ack(struct stats *s, const struct frame_info *fi, uint16_t file)
+{
+    struct ctl *c = ctl_get(s, fi, file);
+    if (c->flow)
+        return;
+    GPtrArray *pair = reverse_pair(s, fi, file);
+    if (!pair)
+        return;
+    struct flow *by_psn = NULL, *by_port = NULL;
+    unsigned n_psn = 0, n_port = 0;
+    for (guint i = 0; i < pair->len; i++) {
+        struct flow *f = g_ptr_array_index(pair, i);
+        /* An ACK carries a PSN the flow sent; a NAK the PSN it expects next. */
+        if (f->mapped || psn_diff(fi->psn, f->min_psn) < 0 || psn_diff(fi->psn, f->max_psn) > 1)
+            continue;
+        by_psn = f;
+        n_psn++;
+        if (f->sport == fi->sport) {
+            by_port = f;
+            n_port++;
+        }
+    }
+    struct flow *f = n_psn == 1 ? by_psn : n_port == 1 ? by_port : NULL;
+    if (f) {
+        c->flow = f;
+        f->mapped = true;
+    }
+}
+
+static void on_pfc(struct stats *s, struct node *n, const struct frame_info *fi, uint64_t t)
+{
+    bool xoff = false;
+    for (int p = 0; p < 8; p++) {
+        if (!(fi->pfc_vector >> p & 1u))
+            continue;
+        struct pfc_state *st = &n->pfc[p];
+        if (st->paused && st->end_ns < t) { /* the last pause ran out before this frame */
+            struct pfc_row r = { st->end_ns, (uint32_t)(n - s->nodes), (uint8_t)p, true,
+                                 st->end_ns - st->start_ns };
+            g_array_append_val(s->pfc_rows, r);
+            n->prio_pause_ns[p] += r.duration_ns;
+            st->paused = false;
+        }
+        uint16_t q = fi->pfc_time[p];
+        if (q > 0) {
+            xoff = true;
+            n->prio_pause[p]++;
+            if (!st->paused) {
+                struct pfc_row r = { t, (uint32_t)(n - s->nodes), (uint8_t)p, false, 0 };
+                g_array_append_val(s->pfc_rows, r);
+                st->paused = true;
+                st->start_ns = t;
+            }
+            /* 512 bit times per quantum = 64 bytes at the link rate; the timer reloads. */
+            st->end_ns = t + (serialisation_ps((uint64_t)q * 64u, s->link_bps) + 500u) / 1000u;
+        } else if (st->paused) {
+            struct pfc_row r = { t, (uint32_t)(n - s->nodes), (uint8_t)p, true, t - st->start_ns };
+            g_array_append_val(s->pfc_rows, r);
+            n->prio_pause_ns[p] += r.duration_ns;
+            st->paused = false;
+        }
+    }
+    if (xoff)
+        s->pause_frames++;
+}
+
+static void pfc_finish(struct stats *s, struct node *n)
+{
+    for (int p = 0; p < 8; p++) {
+        struct pfc_state *st = &n->pfc[p];
+        if (!st->paused)
+            continue;
+        /* Still paused when the capture ends: the timer runs out as the quanta said. */
+        struct pfc_row r = { st->end_ns, (uint32_t)(n - s->nodes), (uint8_t)p, true,
+                             st->end_ns - st->start_ns };
+        g_array_append_val(s->pfc_rows, r);
+        n->prio_pause_ns[p] += r.duration_ns;
+        st->paused = false;
+        s->end_ns = MAX(s->end_ns, st->end_ns);
+    }
+}
+
+static bool process_file(struct stats *s, uint16_t file, GError **err)
+{
+    struct node *n = &s->nodes[file];
+    struct pcap_reader *r = pcap_reader_open(n->path, err);
+    if (!r)
+        return false;
+    uint32_t lt = pcap_reader_linktype(r);
+    struct pcap_record rec;
+    struct frame_info fi;
+    int rc;
+    while ((rc = pcap_reader_next(r, &rec, err)) == 1) {
+        s->records++;
+        uint64_t t = rec.t_ns > s->t0 ? rec.t_ns - s->t0 : 0;
+        s->end_ns = MAX(s->end_ns, t);
+        if (frame_parse(lt, rec.data, rec.cap_len, rec.orig_len, &fi) != 0) {
+            if (n->counters[C_MALFORMED]++ < MAX_REPORTED_MALFORMED)
+                g_printerr("rocesim pcap-stats: %s: record %" G_GUINT64_FORMAT
+                           ": malformed frame: %s\n", n->path, rec.index, fi.error);
+            continue;
+        }
+        switch (fi.type) {
+        case FRAME_ROCE:
+            n->counters[C_ROCE_PACKETS]++;
+            n->counters[C_ROCE_BYTES] += fi.wire_len;
+            if (fi.icrc == ICRC_BAD)
+                n->counters[C_ICRC]++;
+            if (fi.is_data) {
+                on_data(s, n, &fi, file, t);
+            } else if (fi.is_cnp) {
+                n->counters[C_CNP]++;
+                ctl_get(s, &fi, file)->cnps++;
+            } else if (fi.has_aeth && fi.opcode == BTH_OP_ACK) {
+                if (fi.aeth_syndrome == AETH_NAK_PSN_SEQ)
+                    n->counters[C_SEQ_ERR]++;
+                on_ack(s, &fi, file);
+            }
+            break;
+        case FRAME_PFC:
+            on_pfc(s, n, &fi, t);
+            break;
+        case FRAME_PAUSE:
+            if (fi.pfc_time[0] > 0)
+                n->counters[C_PAUSE_CTRL]++;
+            break;
+        default:
+            break;
+        }
+    }
+    pcap_reader_close(r);
+    if (rc < 0)
+        return false;
+    pfc_finish(s, n);
+    if (n->counters[C_MALFORMED])
+        warn(s, "%s: %" G_GUINT64_FORMAT " malformed frames skipped", n->path,
+             n->counters[C_MALFORMED]);
+    if (n->counters[C_ICRC])
+        warn(s, "%s: %" G_GUINT64_FORMAT " RoCE packets with a bad ICRC", n->path,
+             n->counters[C_ICRC]);
+    return true;
+}
+
+/* CNPs go to the data flow their QP was tied to, or to the only data flow between the
+ * two hosts. */
+static void attribute_cnps(struct stats *s)
+{
+    GHashTableIter it;
+    gpointer v;
+    uint64_t lost = 0;
+    g_hash_table_iter_init(&it, s->ctls);
+    while (g_hash_table_iter_next(&it, NULL, &v)) {
+        struct ctl *c = v;
+        if (!c->cnps)
+            continue;
+        struct flow *f = c->flow;
+        if (!f) {
+            struct flow_key pk = c->key;
+            memcpy(pk.src, c->key.dst, 16);
+            memcpy(pk.dst, c->key.src, 16);
+            pk.qpn = 0;
+            GPtrArray *pair = g_hash_table_lookup(s->pairs, &pk);
+            if (pair && pair->len == 1)
+                f = g_ptr_array_index(pair, 0);
+        }
+        if (f)
+            f->cnps += c->cnps;
+        else
+            lost += c->cnps;
+    }
+    if (lost)
+        warn(s, "%" G_GUINT64_FORMAT " CNPs could not be tied to a data flow (no ACK linked "
+             "their QP to one); they count in np_cnp_sent but in no flow's cnps", lost);
+}
+
+/* ---- output ---- */
+
+static void csv_field(GString *g, const char *v)
+{
+    if (!strpbrk(v, ",\"\n\r")) {
+        g_string_append(g, v);
+        return;
+    }
+    g_string_append_c(g, '"');
+    for (const char *c = v; *c; c++) {
+        if (*c == '"')
+            g_string_append_c(g, '"');
+        g_string_append_c(g, *c);
+    }
+    g_string_append_c(g, '"');
+}
+
+static bool write_file(const char *dir, const char *name, const GString *g, GError **err)
+{
+    char *path = g_build_filename(dir, name, NULL);
+    bool ok = g_file_set_contents(path, g->str, (gssize)g->len, err);
+    g_free(path);
+    return ok;
+}
+
+static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
+
+struct rate_row {
+    uint64_t t;
+    const char *flow;
+    double gbps;
+};
+
+static int rate_cmp(gconstpointer a, gconstpointer b)
+{
+    const struct rate_row *x = a, *y = b;
+    int c = cmp_u64(x->t, y->t);
+    return c ? c : strcmp(x->flow, y->flow);
+}
+
+static bool write_rates(struct stats *s, const char *dir, GError **err)
+{
+    GArray *rows = g_array_new(FALSE, FALSE, sizeof(struct rate_row));
+    for (guint i = 0; i < s->flow_list->len; i++) {
+        struct flow *f = g_ptr_array_index(s->flow_list, i);
+        for (guint j = 0; j < f->bins->len; j++) {
+            struct bin *b = &g_array_index(f->bins, struct bin, j);
+            struct rate_row r = { b->idx * s->interval_ns, f->name,
+                                  (double)b->bytes * 8.0 / (double)s->interval_ns };
+            g_array_append_val(rows, r);
+            /* Zeros at both ends of an idle gap keep a plotted rate from ramping across it. */
+            uint64_t next = j + 1 < f->bins->len ? g_array_index(f->bins, struct bin, j + 1).idx
+                                                 : UINT64_MAX;
+            if (next > b->idx + 1 && (b->idx + 1) * s->interval_ns <= s->end_ns) {
+                struct rate_row z = { (b->idx + 1) * s->interval_ns, f->name, 0.0 };
+                g_array_append_val(rows, z);
+            }
+            if (next != UINT64_MAX && next > b->idx + 2) {
+                struct rate_row z = { (next - 1) * s->interval_ns, f->name, 0.0 };
+                g_array_append_val(rows, z);
+            }
+        }
+    }
+    g_array_sort(rows, rate_cmp);
+    GString *g = g_string_new("t_ns,flow,rate_gbps\n");
+    for (guint i = 0; i < rows->len; i++) {
+        struct rate_row *r = &g_array_index(rows, struct rate_row, i);
+        g_string_append_printf(g, "%" G_GUINT64_FORMAT ",", r->t);
+        csv_field(g, r->flow);
+        g_string_append_printf(g, ",%.3f\n", r->gbps);
+    }
+    bool ok = write_file(dir, "rates.csv", g, err);
+    g_string_free(g, TRUE);
+    g_array_free(rows, TRUE);
+    return ok;
+}
+
+struct counter_row {
+    const char *node;
+    char name[40];
+    uint64_t value;
+};
+
+static int counter_cmp(gconstpointer a, gconstpointer b)
+{
+    const struct counter_row *x = a, *y = b;
+    int c = strcmp(x->node, y->node);
+    return c ? c : strcmp(x->name, y->name);
+}
+
+static bool write_counters(struct stats *s, const char *dir, GError **err)
+{
+    GArray *rows = g_array_new(FALSE, FALSE, sizeof(struct counter_row));
+    for (guint i = 0; i < s->nnodes; i++) {
+        struct node *n = &s->nodes[i];
+        struct counter_row r = { .node = n->name };
+        for (int c = 0; c < C_COUNT; c++) {
+            g_strlcpy(r.name, counter_names[c], sizeof r.name);
+            r.value = n->counters[c];
+            g_array_append_val(rows, r);
+        }
+        for (int p = 0; p < 8; p++) {
+            snprintf(r.name, sizeof r.name, "tx_prio%d_pause", p);
+            r.value = n->prio_pause[p];
+            g_array_append_val(rows, r);
+            snprintf(r.name, sizeof r.name, "rx_prio%d_pause_duration", p);
+            r.value = n->prio_pause_ns[p] / 1000u; /* mlx5 counts microseconds */
+            g_array_append_val(rows, r);
+        }
+    }
+    g_array_sort(rows, counter_cmp);
+    GString *g = g_string_new("t_ns,node,port,counter,value\n");
+    for (guint i = 0; i < rows->len; i++) {
+        struct counter_row *r = &g_array_index(rows, struct counter_row, i);
+        g_string_append_printf(g, "%" G_GUINT64_FORMAT ",", s->end_ns);
+        csv_field(g, r->node);
+        g_string_append_printf(g, ",0,%s,%" G_GUINT64_FORMAT "\n", r->name, r->value);
+    }
+    bool ok = write_file(dir, "counters.csv", g, err);
+    g_string_free(g, TRUE);
+    g_array_free(rows, TRUE);
+    return ok;
+}
+
+static int pfc_cmp(gconstpointer a, gconstpointer b, gpointer data)
+{
+    const struct pfc_row *x = a, *y = b;
+    const struct stats *s = data;
+    int c = cmp_u64(x->t_ns, y->t_ns);
+    if (!c)
+        c = strcmp(s->nodes[x->node].name, s->nodes[y->node].name);
+    if (!c)
+        c = (int)x->prio - (int)y->prio;
+    if (!c)
+        c = (int)x->resume - (int)y->resume; /* "pause" sorts before "resume" */
+    return c;
+}
+
+static bool write_pfc(struct stats *s, const char *dir, GError **err)
+{
+    g_array_sort_with_data(s->pfc_rows, pfc_cmp, s);
+    GString *g = g_string_new("t_ns,node,port,prio,event,duration_ns\n");
+    for (guint i = 0; i < s->pfc_rows->len; i++) {
+        struct pfc_row *r = &g_array_index(s->pfc_rows, struct pfc_row, i);
+        g_string_append_printf(g, "%" G_GUINT64_FORMAT ",", r->t_ns);
+        csv_field(g, s->nodes[r->node].name);
+        if (r->resume)
+            g_string_append_printf(g, ",0,%u,resume,%" G_GUINT64_FORMAT "\n", r->prio,
+                                   r->duration_ns);
+        else
+            g_string_append_printf(g, ",0,%u,pause,\n", r->prio);
+    }
+    bool ok = write_file(dir, "pfc.csv", g, err);
+    g_string_free(g, TRUE);
+    return ok;
+}
+
+static int flow_cmp(gconstpointer a, gconstpointer b)
+{
+    const struct flow *x = *(struct flow *const *)a, *y = *(struct flow *const *)b;
+    return strcmp(x->name, y->name);
+}
+
+static bool write_flows(struct stats *s, const char *dir, GError **err)
+{
+    GPtrArray *v = g_ptr_array_new();
+    for (guint i = 0; i < s->flow_list->len; i++)
+        g_ptr_array_add(v, g_ptr_array_index(s->flow_list, i));
+    g_ptr_array_sort(v, flow_cmp);
+    GString *g = g_string_new("flow,src,dst,qpn,sport,packets,bytes,ce_fraction,cnps,psn_gaps\n");
+    for (guint i = 0; i < v->len; i++) {
+        struct flow *f = g_ptr_array_index(v, i);
+        csv_field(g, f->name);
+        g_string_append_printf(g, ",%s,%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                               ",%.6f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n",
+                               f->src, f->dst, f->key.qpn, f->sport, f->packets, f->bytes,
+                               f->packets ? (double)f->ce / (double)f->packets : 0.0, f->cnps,
+                               f->psn_gaps);
+    }
+    bool ok = write_file(dir, "flows.csv", g, err);
+    g_string_free(g, TRUE);
+    g_ptr_array_free(v, TRUE);
+    return ok;
+}
+
+struct xfer {
+    const struct flow *flow;
+    const struct msg *m;
+    uint64_t id;
+};
+
+static int xfer_cmp(gconstpointer a, gconstpointer b)
+{
+    const struct xfer *x = a, *y = b;
+    int c = cmp_u64(x->m->start_ns, y->m->start_ns);
+    if (!c)
+        c = strcmp(x->flow->name, y->flow->name);
+    if (!c)
+        c = psn_diff(x->m->start_psn, y->m->start_psn) < 0 ? -1 : 1;
+    return c;
+}
+
+static int xfer_id_cmp(gconstpointer a, gconstpointer b)
+{
+    const struct xfer *x = a, *y = b;
+    int c = cmp_u64(x->m->start_ns, y->m->start_ns);
+    return c ? c : cmp_u64(x->id, y->id);
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Host index under the simulator's address scheme, or -1. */
+static int64_t addr_host(const struct flow *f, bool src)
+{
+    if (f->key.family != 4)
+        return -1;
+    const uint8_t *a = src ? f->key.src : f->key.dst;
+    return frame_ipv4_host((uint32_t)a[0] << 24 | (uint32_t)a[1] << 16 | (uint32_t)a[2] << 8 | a[3]);
+}
+
+static bool write_transfers(struct stats *s, const char *dir, JsonBuilder *metrics, GError **err)
+{
+    GArray *xs = g_array_new(FALSE, FALSE, sizeof(struct xfer));
+    uint64_t started = 0, incomplete_flows = 0;
+    bool all_imm = true, all_hosts = true;
+    for (guint i = 0; i < s->flow_list->len; i++) {
+        struct flow *f = g_ptr_array_index(s->flow_list, i);
+        bool incomplete = false;
+        for (guint j = 0; j < f->msgs->len; j++) {
+            struct msg *m = &g_array_index(f->msgs, struct msg, j);
+            started++;
+            if (!m->complete) {
+                incomplete = true;
+                continue;
+            }
+            struct xfer x = { f, m, 0 };
+            all_imm = all_imm && m->has_imm;
+            all_hosts = all_hosts && addr_host(f, true) >= 0 && addr_host(f, false) >= 0;
+            g_array_append_val(xs, x);
+        }
+        incomplete_flows += incomplete;
+    }
+    g_array_sort(xs, xfer_cmp);
+    for (guint i = 0; i < xs->len; i++) {
+        struct xfer *x = &g_array_index(xs, struct xfer, i);
+        x->id = all_imm ? x->m->imm : i;
+    }
+    if (all_imm)
+        g_array_sort(xs, xfer_id_cmp);
+    if (incomplete_flows)
+        warn(s, "%" G_GUINT64_FORMAT " flows have a message whose first or last packet is not "
+             "in the capture; such messages are not in transfers.csv", incomplete_flows);
+
+    double *fct = g_new(double, xs->len + 1);
+    uint64_t bytes = 0, completion = 0;
+    GString *g = g_string_new("id,src,dst,bytes,prio,start_ns,end_ns,fct_ns,ideal_ns,slowdown\n");
+    for (guint i = 0; i < xs->len; i++) {
+        struct xfer *x = &g_array_index(xs, struct xfer, i);
+        const struct msg *m = x->m;
+        uint64_t b = m->has_dma ? m->dma_len : m->bytes_seen;
+        g_string_append_printf(g, "%" G_GUINT64_FORMAT ",", x->id);
+        if (all_hosts)
+            g_string_append_printf(g, "%" G_GINT64_FORMAT ",%" G_GINT64_FORMAT,
+                                   addr_host(x->flow, true), addr_host(x->flow, false));
+        else
+            g_string_append_printf(g, "%s,%s", x->flow->src, x->flow->dst);
+        g_string_append_printf(g, ",%" G_GUINT64_FORMAT ",%u,%" G_GUINT64_FORMAT
+                               ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",,\n",
+                               b, m->prio, m->start_ns, m->end_ns, m->end_ns - m->start_ns);
+        fct[i] = (double)(m->end_ns - m->start_ns);
+        bytes += b;
+        completion = MAX(completion, m->end_ns);
+    }
+    bool ok = write_file(dir, "transfers.csv", g, err);
+    g_string_free(g, TRUE);
+
+    json_builder_set_member_name(metrics, "transfers");
+    json_builder_add_int_value(metrics, (gint64)started);
+    json_builder_set_member_name(metrics, "transfers_completed");
+    json_builder_add_int_value(metrics, (gint64)xs->len);
+    json_builder_set_member_name(metrics, "bytes");
+    json_builder_add_int_value(metrics, (gint64)bytes);
+    if (xs->len) {
+        qsort(fct, xs->len, sizeof *fct, dbl_cmp);
+        json_builder_set_member_name(metrics, "completion_ns");
+        json_builder_add_int_value(metrics, (gint64)completion);
+        json_builder_set_member_name(metrics, "fct_p50_ns");
+        json_builder_add_int_value(metrics, (gint64)metrics_percentile(fct, xs->len, 50));
+        json_builder_set_member_name(metrics, "fct_p99_ns");
+        json_builder_add_int_value(metrics, (gint64)metrics_percentile(fct, xs->len, 99));
+        json_builder_set_member_name(metrics, "fct_max_ns");
+        json_builder_add_int_value(metrics, (gint64)fct[xs->len - 1]);
+    }
+    g_free(fct);
+    g_array_free(xs, TRUE);
+    return ok;
+}
+
+static void add_int(JsonBuilder *b, const char *name, uint64_t v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_int_value(b, (gint64)v);
+}
+
+static void add_str(JsonBuilder *b, const char *name, const char *v)
+{
+    json_builder_set_member_name(b, name);
+    json_builder_add_string_value(b, v);
+}
+
+static bool write_outputs(struct stats *s, const char *dir, const char *files_arg,
+                          const char *interval_arg, const char *rate_arg, double wall_s,
+                          GError **err)
+{
+    if (!write_rates(s, dir, err) || !write_counters(s, dir, err) || !write_pfc(s, dir, err) ||
+        !write_flows(s, dir, err))
+        return false;
+
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    add_str(b, "rocesim_version", ROCESIM_VERSION);
+    json_builder_set_member_name(b, "scenario");
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "pcap-stats");
+    json_builder_begin_object(b);
+    add_str(b, "files", files_arg);
+    add_str(b, "interval", interval_arg);
+    add_str(b, "link_rate", rate_arg);
+    char t0[32];
+    snprintf(t0, sizeof t0, "%" G_GUINT64_FORMAT, s->t0);
+    add_str(b, "time_origin_ns", t0);
+    json_builder_end_object(b);
+    json_builder_end_object(b);
+
+    json_builder_set_member_name(b, "metrics");
+    json_builder_begin_object(b);
+    bool ok = write_transfers(s, dir, b, err);
+    uint64_t ecn = 0, cnp = 0, retx = 0;
+    for (guint i = 0; i < s->nnodes; i++) {
+        ecn += s->nodes[i].counters[C_ECN];
+        cnp += s->nodes[i].counters[C_CNP];
+    }
+    for (guint i = 0; i < s->flow_list->len; i++)
+        retx += ((struct flow *)g_ptr_array_index(s->flow_list, i))->retx;
+    add_int(b, "ecn_marked", ecn);
+    add_int(b, "cnp_sent", cnp);
+    add_int(b, "retransmitted_packets", retx);
+    add_int(b, "pause_frames", s->pause_frames);
+    add_int(b, "paused_ns", s->paused_ns);
+    json_builder_end_object(b);
+
+    json_builder_set_member_name(b, "warnings");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < s->warnings->len; i++)
+        json_builder_add_string_value(b, g_ptr_array_index(s->warnings, i));
+    json_builder_end_array(b);
+
+    json_builder_set_member_name(b, "engine");
+    json_builder_begin_object(b);
+    add_int(b, "events", s->records);
+    json_builder_set_member_name(b, "events_per_s");
+    json_builder_add_double_value(b, wall_s > 0 ? (double)s->records / wall_s : 0.0);
+    add_int(b, "sim_time_ns", s->end_ns);
+    json_builder_set_member_name(b, "wall_s");
+    json_builder_add_double_value(b, wall_s);
+    json_builder_end_object(b);
+    json_builder_end_object(b);
+
+    if (ok) {
+        JsonGenerator *gen = json_generator_new();
+        JsonNode *root = json_builder_get_root(b);
+        json_generator_set_root(gen, root);
+        json_generator_set_pretty(gen, TRUE);
+        char *path = g_build_filename(dir, "summary.json", NULL);
+        ok = json_generator_to_file(gen, path, err);
+        g_free(path);
+        json_node_unref(root);
+        g_object_unref(gen);
+    }
+    g_object_unref(b);
+    return ok;
+}
+
+/* Removes a folder tree without following symbolic links. */
+static void remove_tree(const char *dir)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    if (d) {
+        const char *e;
+        while ((e = g_dir_read_name(d))) {
+            char *p = g_build_filename(dir, e, NULL);
+            if (g_file_test(p, G_FILE_TEST_IS_DIR) && !g_file_test(p, G_FILE_TEST_IS_SYMLINK))
+                remove_tree(p);
+            else
+                g_unlink(p);
+            g_free(p);
+        }
+        g_dir_close(d);
+    }
+    g_rmdir(dir);
+}
+
+/* An existing output folder is replaced only if it is a results folder (has summary.json). */
+static bool check_outdir(const char *out, GError **err)
+{
+    if (!g_file_test(out, G_FILE_TEST_EXISTS))
+        return true;
+    char *summary = g_build_filename(out, "summary.json", NULL);
+    bool ok = g_file_test(out, G_FILE_TEST_IS_DIR) && !g_file_test(out, G_FILE_TEST_IS_SYMLINK) &&
+              g_file_test(summary, G_FILE_TEST_IS_REGULAR);
+    g_free(summary);
+    if (!ok)
+        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+                    "output %s exists and is not a results folder (no summary.json): "
+                    "not replacing it", out);
+    return ok;
+}
+
+static bool install_outdir(const char *tmp, const char *out, GError **err)
+{
+    char *old = NULL;
+    if (g_file_test(out, G_FILE_TEST_EXISTS)) {
+        if (!check_outdir(out, err))
+            return false;
+        old = g_strdup_printf("%s.old-XXXXXX", out);
+        if (!g_mkdtemp(old) || g_rename(out, old) != 0) {
+            int e = errno;
+            g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e),
+                        "cannot move the previous %s aside: %s", out, g_strerror(e));
+            g_free(old);
+            return false;
+        }
+    }
+    if (g_rename(tmp, out) != 0) {
+        int e = errno;
+        g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e), "cannot rename %s to %s: %s",
+                    tmp, out, g_strerror(e));
+        if (old)
+            g_rename(old, out);
+        g_free(old);
+        return false;
+    }
+    if (old)
+        remove_tree(old);
+    g_free(old);
+    return true;
+}
+
+static void stats_free(struct stats *s)
+{
+    for (guint i = 0; i < s->nnodes; i++) {
+        g_free(s->nodes[i].path);
+        g_free(s->nodes[i].name);
+    }
+    g_free(s->nodes);
+    if (s->flows)
+        g_hash_table_destroy(s->flows);
+    if (s->pairs)
+        g_hash_table_destroy(s->pairs);
+    if (s->ctls)
+        g_hash_table_destroy(s->ctls);
+    if (s->flow_list)
+        g_ptr_array_free(s->flow_list, TRUE);
+    if (s->pfc_rows)
+        g_array_free(s->pfc_rows, TRUE);
+    if (s->warnings)
+        g_ptr_array_free(s->warnings, TRUE);
+}
+
+/* Opens every file once before the real pass: refuses bad files before any work and finds
+ * the time origin (the earliest first packet). */
+static bool survey(struct stats *s, GError **err)
+{
+    bool have_t0 = false;
+    for (guint i = 0; i < s->nnodes; i++) {
+        struct node *n = &s->nodes[i];
+        struct pcap_reader *r = pcap_reader_open(n->path, err);
+        if (!r)
+            return false;
+        uint32_t lt = pcap_reader_linktype(r);
+        if (lt != LINKTYPE_ETHERNET && lt != LINKTYPE_LINUX_SLL && lt != LINKTYPE_LINUX_SLL2) {
+            g_set_error(err, PCAPF_ERROR, PCAPF_ERROR_FORMAT,
+                        "%s: link type %u is not supported (expected Ethernet 1, or Linux "
+                        "cooked 113/276)", n->path, lt);
+            pcap_reader_close(r);
+            return false;
+        }
+        struct pcap_record rec;
+        int rc = pcap_reader_next(r, &rec, err);
+        pcap_reader_close(r);
+        if (rc < 0)
+            return false;
+        if (rc == 1) {
+            if (!have_t0 || rec.t_ns < s->t0)
+                s->t0 = rec.t_ns;
+            have_t0 = true;
+        }
+    }
+    return true;
+}
+
+int cmd_pcap_stats(int argc, char **argv)
+{
+    char *out = NULL, *interval_arg = NULL, *rate_arg = NULL;
+    char **files = NULL;
+    gboolean absolute = FALSE;
+    GOptionEntry entries[] = {
+        { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+          "results folder to write (default: FIRST_FILE.stats)", "DIR" },
+        { "interval", 0, 0, G_OPTION_ARG_STRING, &interval_arg,
+          "rate sampling interval for rates.csv (default 10us)", "TIME" },
+        { "link-rate", 0, 0, G_OPTION_ARG_STRING, &rate_arg,
+          "link rate that turns PFC quanta into time (default 100Gbps)", "RATE" },
+        { "absolute-time", 0, 0, G_OPTION_ARG_NONE, &absolute,
+          "keep the capture's timestamps instead of starting at its first packet", NULL },
+        { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "FILE..." },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    GOptionContext *oc = g_option_context_new("- RoCEv2 and PFC statistics from pcap captures");
+    g_option_context_add_main_entries(oc, entries, NULL);
+    g_option_context_set_description(
+        oc, "Writes rates.csv, counters.csv, pfc.csv, transfers.csv, flows.csv and summary.json\n"
+            "(docs/results-format.md). Each FILE is one capture point; its basename is the node.\n"
+            "Exit status 2 on a bad argument or an unreadable, foreign or corrupt capture.");
+    char **args = g_new0(char *, (gsize)argc + 1);
+    for (int i = 0; i < argc; i++)
+        args[i] = g_strdup(argv[i]);
+    GError *err = NULL;
+    int status = 2;
+    char *tmp = NULL, *files_arg = NULL;
+    struct stats s = { 0 };
+    simtime_t interval_ps = 0;
+    uint64_t bps = 0;
+    char *why = NULL;
+
+    if (!g_option_context_parse_strv(oc, &args, &err)) {
+        g_printerr("rocesim pcap-stats: %s\n", err->message);
+        goto done;
+    }
+    if (!files || !files[0]) {
+        g_printerr("rocesim pcap-stats: no capture files given (usage: rocesim pcap-stats "
+                   "FILE... [-o DIR] [--interval 10us] [--link-rate 100Gbps])\n");
+        goto done;
+    }
+    if (!interval_arg)
+        interval_arg = g_strdup("10us");
+    if (!rate_arg)
+        rate_arg = g_strdup("100Gbps");
+    if (!units_parse_time(interval_arg, &interval_ps, &why) || interval_ps < PS_PER_NS) {
+        g_printerr("rocesim pcap-stats: --interval %s: %s\n", interval_arg,
+                   why ? why : "must be at least 1ns");
+        goto done;
+    }
+    if (!units_parse_rate(rate_arg, &bps, &why) || bps == 0) {
+        g_printerr("rocesim pcap-stats: --link-rate %s: %s\n", rate_arg,
+                   why ? why : "must be above 0");
+        goto done;
+    }
+    if (!out)
+        out = g_strdup_printf("%s.stats", files[0]);
+    /* "dir/" would put the temporary folder inside dir: name the folder itself. */
+    for (size_t l = strlen(out); l > 1 && out[l - 1] == '/'; l--)
+        out[l - 1] = '\0';
+    if (!check_outdir(out, &err)) {
+        g_printerr("rocesim pcap-stats: %s\n", err->message);
+        goto done;
+    }
+
+    s.interval_ns = interval_ps / PS_PER_NS;
+    s.link_bps = bps;
+    s.nnodes = g_strv_length(files);
+    if (s.nnodes > UINT16_MAX) {
+        g_printerr("rocesim pcap-stats: at most %u files\n", UINT16_MAX);
+        goto done;
+    }
+    s.several_files = s.nnodes > 1;
+    s.nodes = g_new0(struct node, s.nnodes);
+    for (guint i = 0; i < s.nnodes; i++) {
+        s.nodes[i].path = g_strdup(files[i]);
+        s.nodes[i].name = g_path_get_basename(files[i]);
+        for (guint j = 0; j < i; j++)
+            if (strcmp(s.nodes[j].name, s.nodes[i].name) == 0) { /* same basename twice */
+                g_free(s.nodes[i].name);
+                s.nodes[i].name = g_strdup(files[i]);
+                break;
+            }
+    }
+    s.flows = g_hash_table_new_full(key_hash, key_equal, NULL, flow_free);
+    s.pairs = g_hash_table_new_full(key_hash, key_equal, g_free,
+                                    (GDestroyNotify)g_ptr_array_unref);
+    s.ctls = g_hash_table_new_full(key_hash, key_equal, NULL, g_free);
+    s.flow_list = g_ptr_array_new();
+    s.pfc_rows = g_array_new(FALSE, FALSE, sizeof(struct pfc_row));
+    s.warnings = g_ptr_array_new_with_free_func(g_free);
+
+    gint64 wall0 = g_get_monotonic_time();
+    if (!survey(&s, &err)) {
+        g_printerr("rocesim pcap-stats: %s\n", err->message);
+        goto done;
+    }
+    if (absolute)
+        s.t0 = 0;
+    for (guint i = 0; i < s.nnodes; i++)
+        if (!process_file(&s, (uint16_t)i, &err)) {
+            g_printerr("rocesim pcap-stats: %s\n", err->message);
+            goto done;
+        }
+    attribute_cnps(&s);
+    for (guint i = 0; i < s.nnodes; i++)
+        for (int p = 0; p < 8; p++)
+            s.paused_ns += s.nodes[i].prio_pause_ns[p];
+    uint64_t roce = 0;
+    for (guint i = 0; i < s.nnodes; i++)
+        roce += s.nodes[i].counters[C_ROCE_PACKETS];
+    if (roce == 0 && s.pfc_rows->len == 0 && s.pause_frames == 0)
+        warn(&s, "no RoCEv2 (UDP port 4791) or PFC frames in the capture");
+
+    tmp = g_strdup_printf("%s.tmp-XXXXXX", out);
+    if (!g_mkdtemp(tmp)) {
+        int e = errno;
+        g_printerr("rocesim pcap-stats: cannot create %s: %s\n", tmp, g_strerror(e));
+        g_free(tmp);
+        tmp = NULL;
+        goto done;
+    }
+    files_arg = g_strjoinv(" ", files);
+    double wall = (double)(g_get_monotonic_time() - wall0) / 1e6;
+    if (!write_outputs(&s, tmp, files_arg, interval_arg, rate_arg, wall, &err) ||
+        !install_outdir(tmp, out, &err)) {
+        g_printerr("rocesim pcap-stats: %s\n", err->message);
+        goto done;
+    }
+    g_free(tmp);
+    tmp = NULL;
+    printf("pcap-stats: %" G_GUINT64_FORMAT " records from %u file%s, %u flows -> %s\n",
+           s.records, s.nnodes, s.nnodes == 1 ? "" : "s", s.flow_list->len, out);
+    for (guint i = 0; i < s.warnings->len; i++)
+        g_printerr("rocesim pcap-stats: warning: %s\n", (char *)g_ptr_array_index(s.warnings, i));
+    status = 0;
+
+done:
+    if (tmp) {
+        remove_tree(tmp);
+        g_free(tmp);
+    }
+    if (err)
+        g_error_free(err);
+    g_free(why);
+    g_free(files_arg);
+    stats_free(&s);
+    g_strfreev(files);
+    g_free(out);
+    g_free(interval_arg);
+    g_free(rate_arg);
+    g_strfreev(args);
+    g_option_context_free(oc);
+    return status;
+}
