@@ -49,6 +49,8 @@ static void on_arrival(void *ctx, uint64_t arg)
     else
         engine_at(&n->eng, n->pool[p->flight_head].arrive_at, on_arrival, p, 0);
     struct port_rt *in = &n->ports[p->peer];
+    if (in->tap)
+        n->tap_fn(n, in->tap, &n->pool[i], p->local);
     if (in->is_host)
         nic_receive(n, in, i);
     else
@@ -69,6 +71,8 @@ void port_send_now(struct net *n, struct port_rt *p, uint32_t i)
     n->st.packet_hops++;
     pk->arrive_at = now + ser + p->delay;
     pk->next = NONE32;
+    if (p->tap)
+        n->tap_fn(n, p->tap, pk, p->local);
     if (p->flight_tail == NONE32) {
         p->flight_head = i;
         engine_at(&n->eng, pk->arrive_at, on_arrival, p, 0);

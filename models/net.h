@@ -67,6 +67,7 @@ struct port_rt {
     uint64_t wd_storms, wd_drops;
     bool down;                 /* link-down fault */
     struct mmu_port mmu;       /* ingress accounting (switch ports) */
+    void *tap;                 /* packet capture on this port (both directions), or NULL */
     /* PFC counters, mlx5 names: rx/tx_prioN_pause (frames), *_duration */
     uint64_t rx_pause[NPRIO], tx_pause[NPRIO];
     simtime_t rx_pause_dur[NPRIO], tx_pause_dur[NPRIO];
@@ -194,6 +195,9 @@ struct net {
     struct net_stats st;
     struct sampler *sampler;      /* time series output (may be NULL) */
     FILE *pfc_csv;                /* pause/resume events (may be NULL) */
+    /* capture hook: called for every packet sent or received on a port with a tap;
+     * `sender_local` is the sending port's number at its node */
+    void (*tap_fn)(struct net *n, void *tap, const struct packet *p, uint32_t sender_local);
     struct timer deadlock_timer;
     bool deadlocked;
     char *deadlock_report;        /* the cycle, for summary.json and stderr */

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "models/net.h"
 #include "models/workload.h"
+#include "analysis/pcap.h"
 #include "analysis/report.h"
 #include "sim/commands.h"
 #include "sim/results.h"
@@ -675,6 +676,81 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
     printf("results in %s/\n", dir);
 }
 
+/* ---------- packet capture ([output] pcap) ---------- */
+
+static void pcap_tap(struct net *n, void *tap, const struct packet *p, uint32_t sender_local)
+{
+    struct frame_ctx ctx = { .pfc_port = (uint16_t)sender_local };
+    if (p->kind == PKT_DATA)
+        ctx.msg_bytes = schedule_get(n->sched, p->transfer)->bytes;
+    pcap_writer_packet(tap, n->eng.now, p, &ctx);
+}
+
+/* Opens one pcap per listed port ("leaf0:17,host3"): FILE names node-port.pcap. */
+static gboolean open_captures(struct net *n, const struct results_dir *rd, GPtrArray *writers, GError **err)
+{
+    const struct scenario *sc = n->sc;
+    if (!*sc->pcap)
+        return TRUE;
+    char **items = g_strsplit(sc->pcap, ",", -1);
+    gboolean ok = TRUE;
+    for (int i = 0; items[i] && ok; i++) {
+        char *item = g_strstrip(items[i]);
+        char *colon = strchr(item, ':');
+        if (colon)
+            *colon = 0;
+        int64_t node = topology_find_node(n->topo, item);
+        guint64 port = 0;
+        char *end = NULL;
+        if (colon)
+            port = g_ascii_strtoull(colon + 1, &end, 10);
+        if (node < 0 || (colon && (!colon[1] || *end)) || port >= n->topo->nodes[node].nports) {
+            if (colon)
+                *colon = ':';
+            scenario_key_error(err, sc, "output", "pcap", sc->pcap,
+                               "'%s' is not a port: expected NODE:PORT such as leaf0:17, or a host such as host3", item);
+            ok = FALSE;
+            break;
+        }
+        struct port_rt *p = &n->ports[n->topo->nodes[node].first_port + port];
+        if (p->tap)
+            continue;
+        char *name = g_strdup_printf("%s-%u.pcap", item, (unsigned)port);
+        char *path = g_build_filename(rd->tmp, name, NULL);
+        struct pcap_writer *w = pcap_writer_open(path, sc->pcap_snaplen, err);
+        g_free(path);
+        g_free(name);
+        if (!w) {
+            ok = FALSE;
+            break;
+        }
+        p->tap = w;
+        g_ptr_array_add(writers, w);
+    }
+    g_strfreev(items);
+    n->tap_fn = pcap_tap;
+    return ok;
+}
+
+static gboolean close_captures(struct net *n, GPtrArray *writers, GError **err)
+{
+    gboolean ok = TRUE;
+    for (guint i = 0; i < writers->len; i++) {
+        GError *e = NULL;
+        if (!pcap_writer_close(g_ptr_array_index(writers, i), &e)) {
+            if (ok)
+                g_propagate_error(err, e);
+            else
+                g_error_free(e);
+            ok = FALSE;
+        }
+    }
+    g_ptr_array_set_size(writers, 0);
+    for (uint32_t i = 0; i < n->topo->nports; i++)
+        n->ports[i].tap = NULL;
+    return ok;
+}
+
 /* ---------- the run ---------- */
 
 int run_scenario(const struct run_options *o)
@@ -693,6 +769,7 @@ int run_scenario(const struct run_options *o)
     struct results_dir rd = { 0 };
     FILE *fq = NULL, *fr = NULL, *fp = NULL, *fc = NULL;
     struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
+    GPtrArray *captures = g_ptr_array_new();
     const char *out = o->out_dir ? o->out_dir : sc->out_dir;
 
     if (!(topo = topology_build(sc, &err)) || !(sched = workload_build_all(sc, topo, &err)) ||
@@ -710,6 +787,8 @@ int run_scenario(const struct run_options *o)
     fprintf(fp, "t_ns,node,port,prio,event,duration_ns\n");
     n->pfc_csv = fp;
     net_attach_sampler(n, fq, fr, fc);
+    if (!open_captures(n, &rd, captures, &err))
+        goto fail;
     n->eng.progress = !o->quiet && isatty(STDERR_FILENO);
 
     double w0 = engine_wall_seconds();
@@ -717,6 +796,8 @@ int run_scenario(const struct run_options *o)
     fig.wall_s = engine_wall_seconds() - w0;
     net_flush_samples(n);
     pfc_finish(n);
+    if (!close_captures(n, captures, &err))
+        goto fail;
     simtime_t end = n->last_event_time;
     fig.end = end;
     fig.peak_rss = peak_rss_bytes();
@@ -805,6 +886,8 @@ int run_scenario(const struct run_options *o)
     rc = n->deadlocked ? 3 : 0;
     goto done;
 fail:
+    if (n)
+        close_captures(n, captures, NULL);
     if (fq)
         fclose(fq);
     if (fr)
@@ -819,6 +902,7 @@ fail:
         g_error_free(err);
 done:
     g_ptr_array_unref(fig.warnings);
+    g_ptr_array_unref(captures);
     g_free(fig.colls);
     net_free(n);
     schedule_free(sched);

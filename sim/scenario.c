@@ -97,6 +97,7 @@ static const struct keydef keys[] = {
     { "output", "counter_sample", K_TIME, F(counter_sample), "10us", NULL, 0, 0, 0 },
     { "output", "plots", K_BOOL, F(plots), "on", NULL, 0, 0, 0 },
     { "output", "pcap", K_STR, F(pcap), "", NULL, 0, 0, 0 },
+    { "output", "pcap_snaplen", K_UINT, F(pcap_snaplen), "0", NULL, 0, 65535, 4 },
 };
 #undef F
 #undef D

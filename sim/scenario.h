@@ -99,6 +99,7 @@ struct scenario {
     simtime_t queue_sample, rate_sample, counter_sample;
     bool plots;
     char *pcap;
+    uint32_t pcap_snaplen;
 
     GKeyFile *expanded;    /* every key with its effective value, for summary.json and check */
 };
