@@ -14,6 +14,7 @@ struct dcqcn_state {
     double alpha;
     simtime_t alpha_next;      /* next alpha update tick */
     simtime_t dec_next;        /* next decrease check (gated style) */
+    simtime_t dec_grid;        /* decrease checks fall on dec_grid + k x period */
     simtime_t inc_next;        /* next increase-timer expiry; NEVER when at line rate */
     uint64_t bytes_since_inc;  /* byte counter */
     uint32_t t_stage, bc_stage;

@@ -132,6 +132,10 @@ static bool release_if_recovered(struct cc_flow *f)
     struct dcqcn_state *d = &f->u.d;
     if (f->rate < max_rate(f) || d->rt < max_rate(f) || d->cnp_dec)
         return false;
+    if (!f->dcqcn->release_at_line_rate) {
+        d->inc_next = SIMTIME_NEVER; /* nothing left to increase; alpha keeps its history */
+        return true;
+    }
     d->active = false;
     d->alpha_next = d->dec_next = d->inc_next = SIMTIME_NEVER;
     d->t_stage = d->bc_stage = 0;
@@ -164,7 +168,7 @@ static void dcqcn_advance(struct cc_flow *f, simtime_t now)
             simtime_t t = d->inc_next;
             increase(f, true);
             d->inc_next = t + p->rpg_time_reset;
-            if (release_if_recovered(f))
+            if (release_if_recovered(f) && !d->active)
                 return;
         }
     }
@@ -187,6 +191,7 @@ static void dcqcn_on_cnp(struct cc_flow *f, simtime_t now)
         d->alpha_next = now + p->dce_tcp_rtt;
         if (p->style == DCQCN_GATED) {
             d->cnp_alpha = d->cnp_dec = true;
+            d->dec_grid = now;
             d->dec_next = now + p->rate_reduce_monitor_period;
             return;
         }
@@ -200,8 +205,10 @@ static void dcqcn_on_cnp(struct cc_flow *f, simtime_t now)
     d->cnp_alpha = true;
     d->cnp_dec = true;
     if (d->dec_next == SIMTIME_NEVER) {
-        /* the monitor period restarts: the cut happens at its end */
-        d->dec_next = now + p->rate_reduce_monitor_period;
+        /* the decrease checks run on a fixed grid from the first CNP; the cut happens at the
+         * end of the monitor period this CNP falls in */
+        simtime_t P = p->rate_reduce_monitor_period;
+        d->dec_next = P ? d->dec_grid + ((now - d->dec_grid) / P + 1) * P : now;
     }
 }
 
@@ -215,6 +222,8 @@ static void dcqcn_on_send(struct cc_flow *f, simtime_t now, uint32_t bytes)
     d->bytes_since_inc += bytes;
     while (d->active && d->bytes_since_inc >= p->rpg_byte_reset) {
         d->bytes_since_inc -= p->rpg_byte_reset;
+        if (f->rate >= max_rate(f) && d->rt >= max_rate(f))
+            continue; /* nothing to recover: the counter just wraps */
         increase(f, false);
         release_if_recovered(f);
     }

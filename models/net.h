@@ -119,6 +119,7 @@ struct qp_rt {
     uint32_t epsn;
     uint32_t unacked;
     bool nak_sent;
+    simtime_t last_nak;
     simtime_t last_cnp;
     bool cnp_ever;
 };

@@ -376,8 +376,11 @@ static void responder_data(struct net *n, struct packet *pk)
         }
     } else if (pk->psn > q->epsn) {
         h->out_of_sequence++;
-        if (!q->nak_sent) {
+        /* one NAK per expected PSN, repeated after nak_interval if the retransmission is
+         * lost too (as the HPCC ns-3 receiver does) instead of waiting for the timeout */
+        if (!q->nak_sent || n->eng.now - q->last_nak >= n->sc->nak_interval) {
             q->nak_sent = true;
+            q->last_nak = n->eng.now;
             send_ctrl(n, q->dst, q->src, PKT_NAK, pk->qp, q->epsn, n->sc->ack_priority);
         }
     } else {

@@ -48,10 +48,37 @@ static inline void bucket_push(struct bucket *b, const struct event *ev)
     b->ev[b->len++] = *ev;
 }
 
+/* Files every pending event again relative to a new, earlier `last`. Needed only when an
+ * event is scheduled after a run stopped: peeking at the next event (later than the stop
+ * time) has already moved `last` past `now`. Equal times share a bucket, so moving the
+ * buckets' entries in order keeps same-time events in insertion order. */
+static void rebase(struct engine *e, simtime_t last)
+{
+    struct event *all = g_new(struct event, e->n ? e->n : 1);
+    size_t k = 0;
+    for (int i = 0; i < ENGINE_BUCKETS; i++) {
+        struct bucket *b = &e->b[i];
+        for (uint32_t j = b->head; j < b->len; j++)
+            all[k++] = b->ev[j];
+        b->head = b->len = 0;
+    }
+    e->nonempty = 0;
+    e->last = last;
+    for (size_t j = 0; j < k; j++) {
+        int i = bucket_of(all[j].time, last);
+        bucket_push(&e->b[i], &all[j]);
+        if (i)
+            e->nonempty |= 1ull << (i - 1);
+    }
+    g_free(all);
+}
+
 void engine_at(struct engine *e, simtime_t t, event_fn fn, void *ctx, uint64_t arg)
 {
     if (t < e->now)
         t = e->now; /* never schedule into the past */
+    if (t < e->last)
+        rebase(e, e->now);
     struct event ev = { t, fn, ctx, arg };
     int i = bucket_of(t, e->last);
     bucket_push(&e->b[i], &ev);

@@ -63,7 +63,9 @@ static const struct keydef keys[] = {
     { "nic", "cc", K_ENUM, F(cc), "dcqcn", "none|dcqcn", 0, 0, 0 },
     { "nic", "cc_preset", K_STR, F(cc_preset), "connectx", NULL, 0, 0, 0 },
     { "nic", "ack_every", K_UINT, F(ack_every), "4", NULL, 1, 65535, 4 },
-    { "nic", "rto", K_TIME, F(rto), "1ms", NULL, 0, 0, 0 },
+    /* local ACK timeout 4.096us x 2^14, the perftest/rc_pingpong default QP timeout */
+    { "nic", "rto", K_TIME, F(rto), "67108864ns", NULL, 0, 0, 0 },
+    { "nic", "nak_interval", K_TIME, F(nak_interval), "500us", NULL, 0, 0, 0 },
     { "nic", "data_priority", K_UINT, F(data_priority), "3", NULL, 0, 7, 1 },
     { "nic", "cnp_priority", K_UINT, F(cnp_priority), "6", NULL, 0, 7, 1 },
     { "nic", "ack_priority", K_UINT, F(ack_priority), "6", NULL, 0, 7, 1 },
@@ -89,6 +91,7 @@ static const struct keydef keys[] = {
     { "dcqcn", "rpg_min_dec_fac", K_UINT, D(rpg_min_dec_fac), NULL, NULL, 0, 100, 4 },
     { "dcqcn", "clamp_tgt_rate", K_BOOL, D(clamp_tgt_rate), NULL, NULL, 0, 0, 0 },
     { "dcqcn", "clamp_tgt_rate_after_time_inc", K_BOOL, D(clamp_tgt_rate_after_time_inc), NULL, NULL, 0, 0, 0 },
+    { "dcqcn", "release_at_line_rate", K_BOOL, D(release_at_line_rate), NULL, NULL, 0, 0, 0 },
     { "dcqcn", "style", K_ENUM, D(style), NULL, "gated|paper", 0, 0, 0 },
 
     { "output", "dir", K_STR, F(out_dir), "", NULL, 0, 0, 0 },
@@ -110,7 +113,7 @@ struct preset_kv {
 };
 struct preset {
     const char *name;
-    struct preset_kv kv[20];
+    struct preset_kv kv[24];
 };
 static const struct preset presets[] = {
     { "connectx", {
@@ -132,6 +135,7 @@ static const struct preset presets[] = {
         { "rpg_min_dec_fac", "50" },
         { "clamp_tgt_rate", "off" },
         { "clamp_tgt_rate_after_time_inc", "on" },
+        { "release_at_line_rate", "on" },
         { NULL, NULL } } },
     { "dcqcn_paper", {
         { "style", "paper" },
@@ -152,6 +156,7 @@ static const struct preset presets[] = {
         { "rpg_min_dec_fac", "0" },
         { "clamp_tgt_rate", "on" },
         { "clamp_tgt_rate_after_time_inc", "off" },
+        { "release_at_line_rate", "off" },
         { NULL, NULL } } },
     { "hpcc_ns3", {
         { "style", "gated" },
@@ -172,6 +177,7 @@ static const struct preset presets[] = {
         { "rpg_min_dec_fac", "0" },
         { "clamp_tgt_rate", "off" },
         { "clamp_tgt_rate_after_time_inc", "on" },
+        { "release_at_line_rate", "off" },
         { NULL, NULL } } },
 };
 
@@ -353,7 +359,7 @@ static char *format_value(const struct scenario *s, const struct keydef *kd)
             return g_strdup_printf("%u", *(const uint32_t *)base);
         return g_strdup_printf("%" G_GUINT64_FORMAT, *(const uint64_t *)base);
     case K_DOUBLE:
-        g_ascii_formatd(buf, sizeof buf, "%.6g", *(const double *)base);
+        g_ascii_formatd(buf, sizeof buf, "%.10g", *(const double *)base);
         return g_strdup(buf);
     case K_SIZE:
         return g_strdup(units_format_size(*(const uint64_t *)base, buf, sizeof buf));
@@ -831,8 +837,10 @@ struct scenario *scenario_load(const char *path, const char *const *sets, GError
         goto fail;
     }
     if (!g_key_file_load_from_data(kf, contents, len, G_KEY_FILE_NONE, &e)) {
+        char *msg = g_utf8_make_valid(e->message, -1); /* a binary file's bytes end up in the message */
         g_set_error(err, SCENARIO_ERROR, 1, "%s: not a scenario key file (INI with [section] and key = value lines): %s",
-                    path, e->message);
+                    path, msg);
+        g_free(msg);
         g_error_free(e);
         g_free(contents);
         goto fail;

@@ -31,6 +31,7 @@ struct dcqcn_params {
     uint32_t rpg_gd;                 /* decrease divisor exponent: Rc *= 1 - alpha/2^(gd-10) */
     uint32_t rpg_min_dec_fac;        /* one decrease keeps at least this % of the rate */
     bool clamp_tgt_rate, clamp_tgt_rate_after_time_inc;
+    bool release_at_line_rate;       /* back at line rate, the next CNP starts afresh */
     enum dcqcn_style style;
 };
 
@@ -85,7 +86,7 @@ struct scenario {
     enum cc_kind cc;
     char *cc_preset;
     uint32_t ack_every;
-    simtime_t rto;
+    simtime_t rto, nak_interval;
     uint8_t data_priority, cnp_priority, ack_priority;
     bool nic_pfc;
     uint64_t nic_rx_buffer;

@@ -75,7 +75,8 @@ static gboolean parse_with_units(const char *text, const struct unit *units, con
             *why = g_strdup_printf("'%s' is too large for a %s", text, what);
             return FALSE;
         }
-        if (fabs(base - rounded) > 1e-6 * (rounded > 1 ? rounded : 1)) {
+        /* whole base units only; the slack covers binary rounding of decimal fractions */
+        if (fabs(base - rounded) > 1e-3 + 4e-16 * rounded) {
             *why = g_strdup_printf("'%s' is not a whole number of %s", text, units[0].name);
             return FALSE;
         }
