@@ -96,7 +96,6 @@ static const struct keydef keys[] = {
 
     { "output", "dir", K_STR, F(out_dir), "", NULL, 0, 0, 0 },
     { "output", "queue_sample", K_TIME, F(queue_sample), "1us", NULL, 0, 0, 0 },
-    { "output", "rate_sample", K_TIME, F(rate_sample), NULL, NULL, 0, 0, 0 },
     { "output", "counter_sample", K_TIME, F(counter_sample), "10us", NULL, 0, 0, 0 },
     { "output", "plots", K_BOOL, F(plots), "on", NULL, 0, 0, 0 },
     { "output", "pcap", K_STR, F(pcap), "", NULL, 0, 0, 0 },
@@ -646,8 +645,6 @@ static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
         s->ecn_kmin = 100000ULL * s->host_rate / 25000000000ULL;
     if (!g_key_file_has_key(kf, "switch", "ecn_kmax", NULL))
         s->ecn_kmax = 400000ULL * s->host_rate / 25000000000ULL;
-    if (!g_key_file_has_key(kf, "output", "rate_sample", NULL))
-        s->rate_sample = s->queue_sample;
     if (!*s->name) {
         g_free(s->name);
         char *b = g_path_get_basename(s->path);

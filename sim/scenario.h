@@ -97,7 +97,8 @@ struct scenario {
     GPtrArray *faults;
     /* [output] */
     char *out_dir;
-    simtime_t queue_sample, rate_sample, counter_sample;
+    simtime_t queue_sample;    /* queues.csv and rates.csv: sampled when changed */
+    simtime_t counter_sample;
     bool plots;
     char *pcap;
     uint32_t pcap_snaplen;

@@ -126,7 +126,6 @@ static void test_defaults(void)
     CU_ASSERT_EQUAL(s->data_priority, 3);
     CU_ASSERT_EQUAL(s->cnp_priority, 6);
     CU_ASSERT_EQUAL(s->queue_sample, PS_PER_US);
-    CU_ASSERT_EQUAL(s->rate_sample, s->queue_sample);
     /* the connectx preset (shared/reference/models.md 1.3.4, ConnectX column) */
     const struct dcqcn_params *d = &s->dcqcn;
     CU_ASSERT_EQUAL(d->style, DCQCN_GATED);
