@@ -34,52 +34,57 @@ struct qhist {
 
 struct net;
 
+/* Fields are ordered by how often the packet path touches them: the first cache lines hold
+ * what every packet reads or writes, PFC timers and counters come last. */
 struct port_rt {
+    /* touched by every packet */
     struct net *net;           /* owner, for event handlers */
     uint32_t node, local, peer;
+    /* packets on the wire toward the peer, in order: only the head has an arrival event,
+     * which keeps the event queue as small as the number of busy links */
+    uint32_t flight_head, flight_tail;
+    bool is_host;
+    bool down;                 /* link-down fault */
+    bool dirty;                /* queue changed since the last sample */
+    uint8_t paused;            /* PFC: priorities the peer asked this port not to send */
+    uint8_t pfc_want;          /* PFC: priorities this port asks its peer to pause (XOFF) */
+    uint8_t pfc_pending;       /* classes to signal in the next PFC frame */
+    uint8_t wd_active;         /* watchdog: priorities whose PFC is ignored and queue dropped */
+    uint8_t rr;                /* DWRR: next data priority to visit */
     uint64_t rate;
     simtime_t delay;
-    bool is_host;
-    simtime_t busy_until;      /* end of the current transmission */
     uint64_t ps_per_byte;      /* serialisation time of a byte when exact, else 0 */
-    /* packets on the wire toward the peer, in order: only the head has an arrival event,
-     * which keeps the event heap as small as the number of busy links */
-    uint32_t flight_head, flight_tail;
+    simtime_t busy_until;      /* end of the current transmission */
+    void *tap;                 /* packet capture on this port (both directions), or NULL */
+    uint64_t tx_bytes, tx_wire_bytes, tx_packets;
+    uint64_t ecn_marked;
+    uint64_t max_q;            /* max total egress occupancy seen */
     struct timer txt;          /* fires when the port can send again */
     /* egress queues (switch ports) */
     struct pktq q[NPRIO];
     int64_t deficit[NPRIO];    /* DWRR */
-    uint8_t rr;                /* DWRR: next data priority to visit */
-    /* PFC, transmitter side: priorities the peer asked this port not to send */
-    uint8_t paused;
+    struct mmu_port mmu;       /* ingress accounting (switch ports) */
+
+    /* PFC, transmitter side */
     simtime_t pause_until[NPRIO];
     simtime_t paused_since[NPRIO];
     struct timer pfc_expire;   /* earliest pause_until */
-    /* PFC, receiver side: priorities this port asks its peer to pause */
-    uint8_t pfc_want;          /* current request (XOFF) per priority */
-    uint8_t pfc_pending;       /* classes to signal in the next PFC frame */
+    /* PFC, receiver side */
     simtime_t xoff_since[NPRIO];
     struct timer pfc_refresh;  /* re-sends XOFF before the peer's timer runs out */
     /* PFC watchdog (switch egress queues) */
-    uint8_t wd_active;         /* priorities whose PFC is ignored and queue dropped */
     simtime_t wd_until[NPRIO];
     struct timer wd_timer;
     uint64_t wd_storms, wd_drops;
-    bool down;                 /* link-down fault */
-    struct mmu_port mmu;       /* ingress accounting (switch ports) */
-    void *tap;                 /* packet capture on this port (both directions), or NULL */
     /* PFC counters, mlx5 names: rx/tx_prioN_pause (frames), *_duration */
     uint64_t rx_pause[NPRIO], tx_pause[NPRIO];
     simtime_t rx_pause_dur[NPRIO], tx_pause_dur[NPRIO];
-    /* statistics */
-    uint64_t tx_bytes, tx_wire_bytes, tx_packets;
-    uint64_t ecn_marked, ecn_sampled;
+    /* statistics and sampling */
+    uint64_t ecn_sampled;
     uint64_t drops[NPRIO];
-    uint64_t max_q;            /* max total egress occupancy seen */
     uint64_t q_sampled;        /* total occupancy at the last sample */
     simtime_t q_sampled_at;
     uint64_t q_sampled_prio[NPRIO];
-    bool dirty;                /* queue changed since the last sample */
     struct qhist *hist;        /* switch ports only */
 };
 

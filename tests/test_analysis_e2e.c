@@ -1,0 +1,263 @@
+/* End to end through the binary: simulated pcap traces against the simulator's own counters
+ * (tshark and pcap-stats), compare on real runs, and the report in headless Chromium. */
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <string.h>
+#include "tests/testutil.h"
+
+static char *scen(const char *name)
+{
+    return g_build_filename("tests", "scenarios", "analysis", name, NULL);
+}
+
+/* Sum of a counter over rows whose node matches, taking the last (cumulative) value of each
+ * (node, port): counters.csv has time series then end-of-run totals. */
+static long long counter(const char *dir, const char *node, const char *name)
+{
+    char *path = g_build_filename(dir, "counters.csv", NULL);
+    char *text = NULL;
+    g_file_get_contents(path, &text, NULL, NULL);
+    g_free(path);
+    if (!text)
+        return -1;
+    GHashTable *last = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    char **lines = g_strsplit(text, "\n", -1);
+    for (int i = 1; lines[i]; i++) {
+        char **f = g_strsplit(lines[i], ",", -1);
+        if (g_strv_length(f) == 5 && !strcmp(f[1], node) && !strcmp(f[3], name))
+            g_hash_table_insert(last, g_strdup(f[2]), GINT_TO_POINTER((int)g_ascii_strtoll(f[4], NULL, 10)));
+        g_strfreev(f);
+    }
+    long long sum = 0;
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, last);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        sum += GPOINTER_TO_INT(v);
+    g_strfreev(lines);
+    g_free(text);
+    g_hash_table_unref(last);
+    return sum;
+}
+
+/* Runs tshark and returns the number of output lines. */
+static long tshark_count(const char *pcap, const char *filter)
+{
+    char *cmd = g_strdup_printf("tshark -r '%s' -Y '%s' -T fields -e frame.number 2>/dev/null | wc -l", pcap, filter);
+    char *out = NULL;
+    test_run(cmd, &out);
+    g_free(cmd);
+    long n = out ? strtol(out, NULL, 10) : -1;
+    g_free(out);
+    return n;
+}
+
+static char *run_dir;
+
+static void run_capture_once(void)
+{
+    if (run_dir)
+        return;
+    char *tmp = test_tmpdir();
+    run_dir = g_build_filename(tmp, "run", NULL);
+    g_free(tmp);
+    char *s = scen("capture.ini");
+    char *cmd = g_strdup_printf("%s run %s -o %s --quiet", test_rocesim_bin(), s, run_dir);
+    char *out = NULL;
+    int rc = test_run(cmd, &out);
+    if (rc != 0)
+        fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    g_free(out);
+    g_free(cmd);
+    g_free(s);
+}
+
+static void test_tshark_matches_counters(void)
+{
+    run_capture_once();
+    if (test_run("command -v tshark >/dev/null", NULL) != 0) {
+        printf("\n    (tshark not installed: tshark checks skipped) ");
+        return;
+    }
+    char *pcap = g_build_filename(run_dir, "host0-0.pcap", NULL);
+    CU_ASSERT_TRUE_FATAL(g_file_test(pcap, G_FILE_TEST_EXISTS));
+    long all = tshark_count(pcap, "frame");
+    CU_ASSERT(all > 1000);
+    /* every frame dissected: RoCE over UDP 4791 or MAC control (PFC), nothing malformed */
+    CU_ASSERT_EQUAL(tshark_count(pcap, "_ws.malformed || _ws.expert.severity >= warning"), 0);
+    CU_ASSERT_EQUAL(tshark_count(pcap, "infiniband || macc"), all);
+    CU_ASSERT_EQUAL(tshark_count(pcap, "infiniband && !(udp.dstport == 4791)"), 0);
+    /* CE-marked data into host0 = what host0's notification point counted */
+    long ce = tshark_count(pcap, "ip.dst == 10.0.0.1 && ip.dsfield.ecn == 3 && infiniband.bth.opcode != 0x11");
+    long long np_marked = counter(run_dir, "host0", "np_ecn_marked_roce_packets");
+    CU_ASSERT(ce > 0);
+    CU_ASSERT_EQUAL(ce, np_marked);
+    /* CNPs leaving host0 = np_cnp_sent */
+    long cnps = tshark_count(pcap, "ip.src == 10.0.0.1 && infiniband.bth.opcode == 129");
+    CU_ASSERT(cnps > 0);
+    CU_ASSERT_EQUAL(cnps, counter(run_dir, "host0", "np_cnp_sent"));
+    /* PFC XOFF frames on the link = frames host0 sent + frames it received */
+    long xoff = tshark_count(pcap, "macc.opcode == 0x0101 && macc.cbfc.pause_time.c3 > 0");
+    long long sent = counter(run_dir, "host0", "tx_prio3_pause"), recvd = counter(run_dir, "host0", "rx_prio3_pause");
+    CU_ASSERT(sent > 0);
+    CU_ASSERT_EQUAL(xoff, sent + recvd);
+    /* the switch side of the same link sees the same frames */
+    char *leaf = g_build_filename(run_dir, "leaf0-0.pcap", NULL);
+    CU_ASSERT_EQUAL(tshark_count(leaf, "macc.opcode == 0x0101 && macc.cbfc.pause_time.c3 > 0"), xoff);
+    CU_ASSERT_EQUAL(tshark_count(leaf, "ip.dsfield.ecn == 3 && ip.dst == 10.0.0.1"), ce);
+    g_free(leaf);
+    g_free(pcap);
+}
+
+static void test_pcap_stats_reproduces(void)
+{
+    run_capture_once();
+    char *pcap = g_build_filename(run_dir, "host0-0.pcap", NULL);
+    char *tmp = test_tmpdir();
+    char *out = g_build_filename(tmp, "stats", NULL);
+    char *cmd = g_strdup_printf("%s pcap-stats %s -o %s", test_rocesim_bin(), pcap, out);
+    char *log = NULL;
+    int rc = test_run(cmd, &log);
+    if (rc)
+        fprintf(stderr, "%s\n", log);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    /* the capture's node is named after the file */
+    CU_ASSERT_EQUAL(counter(out, "host0-0.pcap", "np_ecn_marked_roce_packets"), counter(run_dir, "host0", "np_ecn_marked_roce_packets"));
+    CU_ASSERT_EQUAL(counter(out, "host0-0.pcap", "np_cnp_sent"), counter(run_dir, "host0", "np_cnp_sent"));
+    CU_ASSERT_EQUAL(counter(out, "host0-0.pcap", "tx_prio3_pause"),
+                    counter(run_dir, "host0", "tx_prio3_pause") + counter(run_dir, "host0", "rx_prio3_pause"));
+    /* messages reconstructed from the capture: the same bytes the simulator delivered */
+    JsonParser *a = json_parser_new(), *b = json_parser_new();
+    char *sa = g_build_filename(run_dir, "summary.json", NULL), *sb = g_build_filename(out, "summary.json", NULL);
+    CU_ASSERT_TRUE_FATAL(json_parser_load_from_file(a, sa, NULL) && json_parser_load_from_file(b, sb, NULL));
+    JsonObject *ma = json_object_get_object_member(json_node_get_object(json_parser_get_root(a)), "metrics");
+    JsonObject *mb = json_object_get_object_member(json_node_get_object(json_parser_get_root(b)), "metrics");
+    CU_ASSERT_EQUAL(json_object_get_int_member(mb, "bytes"), json_object_get_int_member(ma, "bytes"));
+    CU_ASSERT_EQUAL(json_object_get_int_member(mb, "transfers"), json_object_get_int_member(ma, "transfers"));
+    CU_ASSERT_EQUAL(json_object_get_int_member(mb, "ecn_marked"), json_object_get_int_member(ma, "ecn_marked") > 0 ?
+                    counter(run_dir, "host0", "np_ecn_marked_roce_packets") : 0);
+    g_object_unref(a);
+    g_object_unref(b);
+    g_free(sa);
+    g_free(sb);
+    g_free(log);
+    g_free(cmd);
+    test_rmtree(tmp);
+    g_free(tmp);
+    g_free(out);
+    g_free(pcap);
+}
+
+/* compare on real runs: a folder against itself, and Kmin 20KB against 400KB */
+static void test_compare_real_runs(void)
+{
+    run_capture_once();
+    char *cmd = g_strdup_printf("%s compare %s %s -o %s/cmp-self", test_rocesim_bin(), run_dir, run_dir, run_dir);
+    char *out = NULL;
+    CU_ASSERT_EQUAL(test_run(cmd, &out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "verdict"));
+    g_free(out);
+    g_free(cmd);
+    char *tmp = test_tmpdir();
+    char *s = scen("capture.ini");
+    char *lo = g_build_filename(tmp, "kmin20", NULL), *hi = g_build_filename(tmp, "kmin400", NULL);
+    cmd = g_strdup_printf("%s run %s -o %s -q --set switch.ecn_kmin=20KB --set switch.ecn_kmax=80KB --set output.pcap= && "
+                          "%s run %s -o %s -q --set switch.ecn_kmin=400KB --set switch.ecn_kmax=1600KB --set output.pcap=",
+                          test_rocesim_bin(), s, lo, test_rocesim_bin(), s, hi);
+    CU_ASSERT_EQUAL_FATAL(test_run(cmd, NULL), 0);
+    g_free(cmd);
+    cmd = g_strdup_printf("%s compare %s %s --tolerance 0.02", test_rocesim_bin(), lo, hi);
+    CU_ASSERT_EQUAL(test_run(cmd, &out), 1);
+    /* the queue at the incast port is the metric that moves */
+    char *line = strstr(out, "max_queue_bytes");
+    CU_ASSERT_PTR_NOT_NULL(line);
+    if (line) {
+        char *eol = strchr(line, '\n');
+        CU_ASSERT_PTR_NOT_NULL(eol && memchr(line, '*', (size_t)(eol - line)) ? eol : NULL);
+    }
+    g_free(out);
+    g_free(cmd);
+    /* and the higher thresholds let the queue grow: read both summaries */
+    JsonParser *a = json_parser_new(), *b = json_parser_new();
+    char *sa = g_build_filename(lo, "summary.json", NULL), *sb = g_build_filename(hi, "summary.json", NULL);
+    CU_ASSERT_TRUE_FATAL(json_parser_load_from_file(a, sa, NULL) && json_parser_load_from_file(b, sb, NULL));
+    gint64 qa = json_object_get_int_member(json_object_get_object_member(json_node_get_object(json_parser_get_root(a)), "metrics"), "max_queue_bytes");
+    gint64 qb = json_object_get_int_member(json_object_get_object_member(json_node_get_object(json_parser_get_root(b)), "metrics"), "max_queue_bytes");
+    CU_ASSERT(qb > qa);
+    g_object_unref(a);
+    g_object_unref(b);
+    g_free(sa);
+    g_free(sb);
+    g_free(lo);
+    g_free(hi);
+    g_free(s);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
+/* plots of a real run exist and are non-empty; the report renders with every image loaded */
+static void test_plots_and_report(void)
+{
+    run_capture_once();
+    char *cmd = g_strdup_printf("%s plot %s", test_rocesim_bin(), run_dir);
+    CU_ASSERT_EQUAL_FATAL(test_run(cmd, NULL), 0);
+    g_free(cmd);
+    const char *figs[] = { "queue_depth", "flow_rates", "fct_cdf", "slowdown_cdf", "pfc_pauses", "ecn_cnp", "utilisation", NULL };
+    for (int i = 0; figs[i]; i++)
+        for (int k = 0; k < 2; k++) {
+            char *f = g_strdup_printf("%s/plots/%s.%s", run_dir, figs[i], k ? "svg" : "png");
+            GStatBuf st;
+            int missing = g_stat(f, &st) != 0 || st.st_size < 1000;
+            if (missing)
+                fprintf(stderr, "\n    missing or tiny: %s ", f);
+            CU_ASSERT_FALSE(missing);
+            g_free(f);
+        }
+    if (test_run("command -v chromium >/dev/null", NULL) != 0) {
+        printf("\n    (chromium not installed: report screenshot skipped) ");
+        return;
+    }
+    cmd = g_strdup_printf("MIN_IMAGES=7 tests/report_screenshot.sh %s %s/report.png", run_dir, run_dir);
+    char *out = NULL;
+    int rc = test_run(cmd, &out);
+    if (rc)
+        fprintf(stderr, "%s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    g_free(out);
+    g_free(cmd);
+}
+
+static int cleanup(void)
+{
+    if (run_dir) {
+        char *parent = g_path_get_dirname(run_dir);
+        test_rmtree(parent);
+        g_free(parent);
+        g_free(run_dir);
+    }
+    return 0;
+}
+
+static CU_TestInfo tests[] = {
+    { "tshark on a simulated capture agrees with the counters", test_tshark_matches_counters },
+    { "pcap-stats on a simulated capture reproduces counters and bytes", test_pcap_stats_reproduces },
+    { "compare: self is identical, Kmin 20KB vs 400KB differs", test_compare_real_runs },
+    { "plots of a real run and the report in headless Chromium", test_plots_and_report },
+    CU_TEST_INFO_NULL,
+};
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    CU_SuiteInfo suites[] = { { "analysis end to end", NULL, cleanup, NULL, NULL, tests }, CU_SUITE_INFO_NULL };
+    if (CU_register_suites(suites) != CUE_SUCCESS)
+        return 2;
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_tests_failed(), run = CU_get_number_of_tests_run();
+    printf("TALLY %u %u\n", run - failed, failed);
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}
