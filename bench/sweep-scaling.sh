@@ -22,22 +22,21 @@ trap 'rm -rf "$tmp"' EXIT
 args=(scenarios/tune-ecn.ini --vary switch.ecn_kmin=25KB..200KB*2
       --set "workload.perm.size=$size" --set "workload.incast.size=$incast" --no-plots --quiet)
 
-now() { date +%s.%N; }
-run() { # $1 = jobs
-  local t0 t1
-  t0=$(now)
-  "$bin" sweep "${args[@]}" -j "$1" -o "$tmp/j$1" >/dev/null
-  t1=$(now)
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }'
+run() { # $1 = jobs; prints "wall cpu" in seconds (cpu: user + system of the sweep and its points)
+  local TIMEFORMAT='%R %U %S' t
+  t=$( { time "$bin" sweep "${args[@]}" -j "$1" -o "$tmp/j$1" >/dev/null; } 2>&1 )
+  awk -v t="$t" 'BEGIN { split(t, f, " "); printf "%.2f %.2f\n", f[1], f[2] + f[3] }'
 }
 
 echo "sweep-scaling: 4 points of scenarios/tune-ecn.ini (perm $size per host, incast $incast per sender)," \
      "$(nproc) cores online"
-w1=$(run 1)
-echo "  -j 1: ${w1} s"
-w2=$(run 2)
-echo "  -j 2: ${w2} s"
+read -r w1 c1 < <(run 1)
+echo "  -j 1: ${w1} s wall (${c1} s CPU)"
+read -r w2 c2 < <(run 2)
+echo "  -j 2: ${w2} s wall (${c2} s CPU)"
 awk -v a="$w1" -v b="$w2" 'BEGIN { printf "  speed-up: %.2fx\n", (b > 0 ? a / b : 0) }'
+awk -v w="$w2" -v c="$c2" 'BEGIN { if (w > 0 && c / w < 1.5)
+  print "  (with -j 2 the points got " sprintf("%.1f", c / w) " cores on average: the machine is busy)" }'
 if ! cmp -s "$tmp/j1/sweep.csv" "$tmp/j2/sweep.csv"; then
   echo "sweep-scaling: sweep.csv differs between -j 1 and -j 2" >&2
   exit 1

@@ -13,6 +13,8 @@ struct command {
 static const struct command commands[] = {
     { "run", cmd_run, "simulate a scenario and write a results folder" },
     { "check", cmd_check, "validate a scenario and print it with every default and derived value" },
+    { "sweep", cmd_sweep, "run a scenario over a grid of settings in parallel and tabulate the metrics" },
+    { "tune", cmd_tune, "search a grid of settings for the best metric under constraints" },
     { "schedule", cmd_schedule, "write the transfer schedule (DAG) of a scenario's workloads" },
     { "plot", cmd_plot, "draw the plots and report.html of a results folder" },
     { "compare", cmd_compare, "compare two results folders side by side (exit 1 beyond tolerance)" },

@@ -1,0 +1,1049 @@
+/* `rocesim sweep`: a grid of scenario overrides run in parallel, gathered into sweep.csv.
+ * `rocesim tune`: a coarse grid, then refinement around the best points that meet the
+ * constraints, within a budget of runs. The machinery is in sim/sweep.c. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "sim/commands.h"
+#include "sim/sweep.h"
+
+struct opts {
+    char **vary, **sets, **constraints;
+    char *seed, *out, *objective;
+    gint jobs, budget;
+    gboolean quiet, no_plots, minimize, maximize;
+};
+
+static void opts_clear(struct opts *o)
+{
+    g_strfreev(o->vary);
+    g_strfreev(o->sets);
+    g_strfreev(o->constraints);
+    g_free(o->seed);
+    g_free(o->out);
+    g_free(o->objective);
+}
+
+static const char *const vary_help =
+    "Values of a scenario key, e.g. switch.ecn_kmin=50KB,100KB, 50KB..400KB*2 (geometric) or "
+    "0.01..0.2+0.05 (linear, end included when reached); repeat for a grid";
+
+/* Parses the command line and builds the sweep. Returns 0, or the exit status (2) after
+ * printing the error. */
+static int setup(const char *cmd, const char *summary, int argc, char **argv, GOptionEntry *extra, struct opts *o,
+                 struct sweep_section *sec, struct sweep *s)
+{
+    GOptionEntry entries[] = {
+        { "vary", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->vary, vary_help, "SECTION.KEY=VALUES" },
+        { "jobs", 'j', 0, G_OPTION_ARG_INT, &o->jobs, "Points run at once (default: the cores available)", "N" },
+        { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o->out, "Sweep folder (default: the scenario's [output] dir + -sweep or -tune)", "DIR" },
+        { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "Override a scenario key in every point (repeatable)", "SECTION.KEY=VALUE" },
+        { "seed", 0, 0, G_OPTION_ARG_STRING, &o->seed, "Random seed of every point (same as --set scenario.seed=N)", "N" },
+        { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "Print nothing but errors and failed points", NULL },
+        { "no-plots", 0, 0, G_OPTION_ARG_NONE, &o->no_plots, "Do not draw plots", NULL },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    GOptionContext *ctx = g_option_context_new("SCENARIO");
+    g_option_context_set_summary(ctx, summary);
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    if (extra)
+        g_option_context_add_main_entries(ctx, extra, NULL);
+    GError *err = NULL;
+    gboolean ok = g_option_context_parse(ctx, &argc, &argv, &err);
+    g_option_context_free(ctx);
+    if (ok && argc != 2)
+        g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "expected exactly one scenario file (see --help)");
+    if (!err && o->jobs < 0)
+        g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "-j %d: expected a number of processes of 1 or more",
+                    o->jobs);
+    if (!err && o->seed) {
+        char *end;
+        g_ascii_strtoull(o->seed, &end, 10);
+        if (!*o->seed || *end)
+            g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--seed '%s': expected a whole number", o->seed);
+        else {
+            GStrvBuilder *b = g_strv_builder_new();
+            if (o->sets)
+                g_strv_builder_addv(b, (const char **)o->sets);
+            char *set = g_strdup_printf("scenario.seed=%s", o->seed);
+            g_strv_builder_add(b, set);
+            g_free(set);
+            g_strfreev(o->sets);
+            o->sets = g_strv_builder_end(b);
+            g_strv_builder_unref(b);
+        }
+    }
+    if (!err)
+        sweep_section_read(argv[1], o->sets, sec, &err);
+    GPtrArray *dims = g_ptr_array_new_with_free_func(sweep_dim_free);
+    if (!err) {
+        /* command-line --vary replaces the [sweep] section's vary lines */
+        if (o->vary) {
+            for (int i = 0; o->vary[i] && !err; i++) {
+                struct sweep_dim *d = sweep_dim_parse(o->vary[i], &err);
+                if (d)
+                    g_ptr_array_add(dims, d);
+            }
+        } else {
+            for (guint i = 0; i < sec->vary->len && !err; i++) {
+                struct sweep_dim *d = sweep_dim_parse(g_ptr_array_index(sec->vary, i), &err);
+                if (d)
+                    g_ptr_array_add(dims, d);
+            }
+        }
+    }
+    if (err) {
+        fprintf(stderr, "rocesim %s: %s\n", cmd, err->message);
+        g_error_free(err);
+        g_ptr_array_unref(dims);
+        return 2;
+    }
+    if (!sweep_init(s, cmd, argv[1], o->sets, dims, o->out, (guint)o->jobs, o->quiet, &err)) {
+        fprintf(stderr, "rocesim %s: %s\n", cmd, err->message);
+        g_error_free(err);
+        return 2;
+    }
+    return 0;
+}
+
+static guint count_state(const struct sweep *s, enum sweep_state st)
+{
+    guint n = 0;
+    for (guint i = 0; i < s->points->len; i++)
+        n += ((const struct sweep_point *)g_ptr_array_index(s->points, i))->state == st;
+    return n;
+}
+
+static void describe_grid(const struct sweep *s, GString *g)
+{
+    for (guint d = 0; d < s->dims->len; d++) {
+        const struct sweep_dim *dim = g_ptr_array_index(s->dims, d);
+        g_string_append_printf(g, "%s  %s:", d ? "\n" : "", dim->key);
+        for (guint v = 0; v < dim->values->len; v++)
+            g_string_append_printf(g, "%s%s", v ? "," : " ", (const char *)g_ptr_array_index(dim->values, v));
+    }
+}
+
+static void note_invalid(const struct sweep *s)
+{
+    guint n = count_state(s, SP_INVALID);
+    if (!n)
+        return;
+    for (guint i = 0; i < s->points->len; i++) {
+        const struct sweep_point *p = g_ptr_array_index(s->points, i);
+        if (p->state == SP_INVALID) {
+            fprintf(stderr, "rocesim %s: note: %u combination%s not valid and will not run, e.g. %s: %s\n", s->cmd,
+                    n, n == 1 ? " is" : "s are", p->name, p->invalid);
+            return;
+        }
+    }
+}
+
+static void list_failures(const struct sweep *s)
+{
+    for (guint i = 0; i < s->points->len; i++) {
+        const struct sweep_point *p = g_ptr_array_index(s->points, i);
+        if (p->state == SP_FAILED)
+            fprintf(stderr, "  failed: %s (%s), stderr in %s/%s.log\n", p->name, p->failure ? p->failure : "?",
+                    s->points_dir, p->name);
+    }
+}
+
+/* ======================================================================================
+ * Plots (gnuplot; a plot that cannot be drawn is a note, never a failure)
+ * ====================================================================================== */
+
+static void gp_quote(GString *g, const char *text)
+{
+    g_string_append_c(g, '\'');
+    for (const char *p = text; *p; p++) {
+        if (*p == '\'')
+            g_string_append_c(g, '\'');
+        if (*p != '\n')
+            g_string_append_c(g, *p);
+    }
+    g_string_append_c(g, '\'');
+}
+
+static void gp_begin(GString *gp, const char *name, int w, int h)
+{
+    g_string_append_printf(gp, "# rocesim: re-draw from this folder with: gnuplot %s.gp\n"
+                               "set encoding utf8\n"
+                               "set terminal pngcairo size %d,%d noenhanced font 'DejaVu Sans,9'\n"
+                               "set output '%s.png'\n"
+                               "set border 3 lc rgb '#444444'\nset tics nomirror\n"
+                               "set grid lc rgb '#dddddd' lt 1 lw 1\n",
+                           name, w, h, name);
+}
+
+static void gp_end(GString *gp, const char *name, int w, int h)
+{
+    g_string_append_printf(gp, "\nset terminal svg size %d,%d noenhanced font 'DejaVu Sans,9' background '#ffffff'\n"
+                               "set output '%s.svg'\n",
+                           w, h, name);
+}
+
+/* Writes plots/NAME.gp and NAME.dat, runs gnuplot; prints a note on any problem. */
+static void draw(const struct sweep *s, const char *name, GString *gp, GString *dat, gboolean replay_body,
+                 const char *body)
+{
+    char *dir = g_build_filename(s->out, "plots", NULL);
+    char *gnuplot = g_find_program_in_path("gnuplot");
+    GError *e = NULL;
+    char *f = NULL;
+    if (g_mkdir_with_parents(dir, 0755) != 0) {
+        fprintf(stderr, "rocesim %s: note: cannot create %s: plots skipped\n", s->cmd, dir);
+        goto done;
+    }
+    if (replay_body)
+        g_string_append(gp, body);
+    g_string_append(gp, "unset multiplot\nset output\n");
+    char *datname = g_strdup_printf("%s.dat", name), *gpname = g_strdup_printf("%s.gp", name);
+    char *datpath = g_build_filename(dir, datname, NULL), *gppath = g_build_filename(dir, gpname, NULL);
+    gboolean ok = sweep_write_file(datpath, dat, &e) && sweep_write_file(gppath, gp, &e);
+    g_free(datpath);
+    g_free(gppath);
+    g_free(datname);
+    if (!ok) {
+        fprintf(stderr, "rocesim %s: note: plots skipped: %s\n", s->cmd, e->message);
+        g_error_free(e);
+        g_free(gpname);
+        goto done;
+    }
+    if (!gnuplot) {
+        fprintf(stderr, "rocesim %s: note: gnuplot not found: plots skipped (the script is %s/%s; "
+                        "apt-get install gnuplot-nox)\n", s->cmd, dir, gpname);
+        g_free(gpname);
+        goto done;
+    }
+    const char *argv[] = { gnuplot, gpname, NULL };
+    char *sout = NULL, *serr = NULL;
+    gint status = 0;
+    if (!g_spawn_sync(dir, (char **)argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &sout, &serr, &status, &e)) {
+        fprintf(stderr, "rocesim %s: note: cannot run gnuplot: %s\n", s->cmd, e->message);
+        g_clear_error(&e);
+    } else if (!g_spawn_check_wait_status(status, NULL)) {
+        fprintf(stderr, "rocesim %s: note: gnuplot failed on %s/%s: %s\n", s->cmd, dir, gpname,
+                serr ? g_strstrip(serr) : "");
+    } else {
+        f = g_strdup_printf("%s/%s.png", dir, name);
+        if (!s->quiet)
+            printf("plot: %s\n", f);
+    }
+    g_free(sout);
+    g_free(serr);
+    g_free(gpname);
+done:
+    g_free(f);
+    g_free(gnuplot);
+    g_free(dir);
+}
+
+static void dat_value(GString *dat, const struct sweep_point *p, const char *metric)
+{
+    const char *v = p->state == SP_DONE && p->metrics ? g_hash_table_lookup(p->metrics, metric) : NULL;
+    g_string_append_printf(dat, " %s", v ? v : "NaN");
+}
+
+static void xtics(GString *gp, const char *axis, const struct sweep_dim *d)
+{
+    g_string_append_printf(gp, "set %stics (", axis);
+    for (guint v = 0; v < d->values->len; v++) {
+        if (v)
+            g_string_append(gp, ", ");
+        gp_quote(gp, g_ptr_array_index(d->values, v));
+        g_string_append_printf(gp, " %u", v);
+    }
+    g_string_append(gp, ")");
+    if (d->values->len > 8 && axis[0] == 'x')
+        g_string_append(gp, " rotate by 45 right");
+    g_string_append(gp, "\n");
+}
+
+static void sweep_plots(const struct sweep *s, GPtrArray *metrics)
+{
+    guint eff[2], neff = 0, many = 0;
+    for (guint d = 0; d < s->dims->len; d++)
+        if (((struct sweep_dim *)g_ptr_array_index(s->dims, d))->values->len > 1) {
+            if (neff < 2)
+                eff[neff] = d;
+            neff++;
+            many++;
+        }
+    if (many > 2) {
+        fprintf(stderr, "rocesim %s: note: %u keys vary: plots are drawn when one or two do; see sweep.csv\n",
+                s->cmd, many);
+        return;
+    }
+    /* the metrics that change between points (a flat line or a uniform map says nothing) */
+    GPtrArray *shown = g_ptr_array_new();
+    guint constant = 0;
+    for (guint m = 0; m < metrics->len; m++) {
+        const char *name = g_ptr_array_index(metrics, m), *first = NULL;
+        gboolean varies = FALSE;
+        for (guint i = 0; i < s->points->len && !varies; i++) {
+            const struct sweep_point *p = g_ptr_array_index(s->points, i);
+            const char *v = p->state == SP_DONE && p->metrics ? g_hash_table_lookup(p->metrics, name) : NULL;
+            if (v && !first)
+                first = v;
+            else if (v && strcmp(v, first))
+                varies = TRUE;
+        }
+        if (varies)
+            g_ptr_array_add(shown, (gpointer)name);
+        else
+            constant++;
+    }
+    if (neff == 0 || shown->len == 0) {
+        if (neff && metrics->len && !s->quiet)
+            printf("plot: none drawn: every metric has the same value at every point\n");
+        g_ptr_array_unref(shown);
+        return;
+    }
+    guint cols = shown->len < 4 ? shown->len : 4, rows = (shown->len + cols - 1) / cols;
+    int w = (int)cols * 360, h = (int)rows * (neff == 1 ? 240 : 300);
+    GString *gp = g_string_new(NULL), *dat = g_string_new(NULL), *body = g_string_new(NULL);
+    gp_begin(gp, "sweep", w, h);
+    const struct sweep_dim *dx = g_ptr_array_index(s->dims, eff[0]);
+    g_string_append(dat, "# x");
+    if (neff == 2)
+        g_string_append(dat, " y");
+    for (guint m = 0; m < shown->len; m++)
+        g_string_append_printf(dat, " %s", (char *)g_ptr_array_index(shown, m));
+    g_string_append(dat, "\n");
+    for (guint i = 0; i < s->points->len; i++) {
+        const struct sweep_point *p = g_ptr_array_index(s->points, i);
+        g_string_append_printf(dat, "%u", p->idx[eff[0]]);
+        if (neff == 2)
+            g_string_append_printf(dat, " %u", p->idx[eff[1]]);
+        for (guint m = 0; m < shown->len; m++)
+            dat_value(dat, p, g_ptr_array_index(shown, m));
+        g_string_append(dat, "\n");
+    }
+    g_string_append_printf(body, "set multiplot layout %u,%u title ", rows, cols);
+    char *title = constant ? g_strdup_printf("rocesim sweep %s (%u metric%s the same at every point, not drawn)", s->out,
+                                             constant, constant == 1 ? "" : "s")
+                           : g_strdup_printf("rocesim sweep %s", s->out);
+    gp_quote(body, title);
+    g_free(title);
+    g_string_append(body, "\n");
+    xtics(body, "x", dx);
+    g_string_append_printf(body, "set xrange [-0.5:%u.5]\nset xlabel ", dx->values->len - 1);
+    gp_quote(body, dx->key);
+    g_string_append(body, "\n");
+    if (neff == 2) {
+        const struct sweep_dim *dy = g_ptr_array_index(s->dims, eff[1]);
+        xtics(body, "y", dy);
+        g_string_append_printf(body, "set yrange [-0.5:%u.5]\nset ylabel ", dy->values->len - 1);
+        gp_quote(body, dy->key);
+        g_string_append(body, "\nset palette defined (0 '#440154', 1 '#3b528b', 2 '#21918c', 3 '#5ec962', "
+                              "4 '#fde725')\nunset grid\n");
+    }
+    for (guint m = 0; m < shown->len; m++) {
+        g_string_append(body, "set title ");
+        gp_quote(body, g_ptr_array_index(shown, m));
+        if (neff == 1)
+            g_string_append_printf(body, "\nplot 'sweep.dat' using 1:%u with linespoints pt 7 ps 0.6 lw 1.5 notitle\n",
+                                   m + 2);
+        else if (s->points->len <= 49) /* small maps carry their values */
+            g_string_append_printf(body,
+                                   "\nplot 'sweep.dat' using 1:2:%u with image notitle, '' using 1:2:(column(%u) == "
+                                   "column(%u) ? sprintf('%%.3g', column(%u)) : '') with labels tc rgb '#888888' notitle\n",
+                                   m + 3, m + 3, m + 3, m + 3);
+        else
+            g_string_append_printf(body, "\nplot 'sweep.dat' using 1:2:%u with image notitle\n", m + 3);
+    }
+    g_string_append(gp, body->str);
+    g_string_append(gp, "unset multiplot\n");
+    gp_end(gp, "sweep", w, h);
+    draw(s, "sweep", gp, dat, TRUE, body->str);
+    g_string_free(gp, TRUE);
+    g_string_free(dat, TRUE);
+    g_string_free(body, TRUE);
+    g_ptr_array_unref(shown);
+}
+
+/* ======================================================================================
+ * sweep
+ * ====================================================================================== */
+
+int cmd_sweep(int argc, char **argv)
+{
+    struct opts o = { 0 };
+    struct sweep_section sec = { 0 };
+    struct sweep s = { 0 };
+    s.lock_fd = -1;
+    int rc = setup("sweep", "Run a scenario over a grid of settings, N points at a time, each as its own process; "
+                            "gather the headline metrics into DIR/sweep.csv. Re-running finishes what is missing. "
+                            "Under mpirun the ranks share the points and rank 0 writes sweep.csv.",
+                   argc, argv, NULL, &o, &sec, &s);
+    if (rc)
+        goto out;
+    GError *err = NULL;
+    if (!sweep_prepare_dir(&s, &err)) {
+        fprintf(stderr, "rocesim sweep: %s\n", err->message);
+        g_error_free(err);
+        rc = 2;
+        goto out;
+    }
+    gboolean mpi = s.mpi.size > 1, root = s.mpi.rank == 0;
+    GArray *mine = g_array_new(FALSE, FALSE, sizeof(guint));
+    guint valid = 0;
+    for (guint i = 0; i < s.points->len; i++) {
+        const struct sweep_point *p = g_ptr_array_index(s.points, i);
+        if (p->state == SP_INVALID)
+            continue;
+        valid++;
+        if (mpi_split_owns(&s.mpi, i))
+            g_array_append_val(mine, i);
+    }
+    if (!o.quiet && root) {
+        GString *g = g_string_new(NULL);
+        describe_grid(&s, g);
+        printf("rocesim sweep: %u points, %u at a time%s -> %s/\n%s\n", s.points->len, s.jobs,
+               mpi ? " per rank" : "", s.out, g->str);
+        if (mpi)
+            printf("  MPI: %d ranks (%s), rank r runs points i with i %% %d == r\n", s.mpi.size, s.mpi.source,
+                   s.mpi.size);
+        g_string_free(g, TRUE);
+        fflush(stdout);
+    }
+    if (root)
+        note_invalid(&s);
+    s.prog.total = mine->len;
+    double t0 = g_get_monotonic_time() / 1e6;
+    enum sweep_result r = sweep_run(&s, (const guint *)mine->data, mine->len, NULL, NULL);
+    g_array_free(mine, TRUE);
+    if (r == SWEEP_FINISHED && mpi && root) {
+        s.prog.total = valid;
+        r = sweep_wait_others(&s);
+    }
+    sweep_progress_end(&s);
+    guint ran = s.prog.ran, failed = count_state(&s, SP_FAILED), done = count_state(&s, SP_DONE);
+    guint reused = 0, stale = 0;
+    for (guint i = 0; i < s.points->len; i++) {
+        const struct sweep_point *p = g_ptr_array_index(s.points, i);
+        reused += p->reused;
+        stale += p->stale && p->state == SP_DONE && !p->reused;
+    }
+    double wall = g_get_monotonic_time() / 1e6 - t0;
+    if (r == SWEEP_INTERRUPTED) {
+        fprintf(stderr, "rocesim sweep: interrupted by %s after %u point%s; run the same command again to finish "
+                        "the %u missing\n", g_strsignal(s.interrupted), ran, ran == 1 ? "" : "s",
+                valid - done - failed);
+        rc = 1;
+        goto out;
+    }
+    if (mpi && !root) {
+        /* mpirun aborts the whole launch when a rank exits non-zero: rank 0 reports failures */
+        if (!o.quiet)
+            printf("rocesim sweep: rank %d: %u run, %u already done, %u failed\n", s.mpi.rank, ran, reused,
+                   s.prog.failed);
+        rc = 0;
+        goto out;
+    }
+    if (!sweep_write_csv(&s, &err)) {
+        fprintf(stderr, "rocesim sweep: %s\n", err->message);
+        g_error_free(err);
+        rc = 1;
+        goto out;
+    }
+    GPtrArray *metrics = sweep_metric_names(&s);
+    if (!o.no_plots)
+        sweep_plots(&s, metrics);
+    g_ptr_array_unref(metrics);
+    if (!o.quiet) {
+        if (mpi)
+            printf("rocesim sweep: %u points over %d ranks: %u ok, %u failed, %u invalid; rank 0 ran %u and found %u "
+                   "already done; %.1f s\n", s.points->len, s.mpi.size, done, failed, count_state(&s, SP_INVALID), ran,
+                   reused, wall);
+        else
+            printf("rocesim sweep: %u points: %u run now, %u already done, %u failed, %u invalid; %.1f s\n",
+                   s.points->len, ran, reused, failed, count_state(&s, SP_INVALID), wall);
+        if (stale)
+            printf("  %u point%s had results from other settings and ran again\n", stale, stale == 1 ? "" : "s");
+        printf("results: %s/sweep.csv\n", s.out);
+    }
+    guint deadlocked = 0;
+    for (guint i = 0; i < s.points->len; i++)
+        deadlocked += sweep_point_deadlocked(g_ptr_array_index(s.points, i));
+    if (deadlocked)
+        fprintf(stderr, "rocesim sweep: note: %u point%s stopped at a PFC deadlock (status deadlock in sweep.csv; "
+                        "their transfer figures cover only what finished)\n", deadlocked, deadlocked == 1 ? "" : "s");
+    if (failed) {
+        fprintf(stderr, "rocesim sweep: %u of %u points failed:\n", failed, valid);
+        list_failures(&s);
+    }
+    rc = failed ? 1 : 0;
+out:
+    sweep_free(&s);
+    sweep_section_clear(&sec);
+    opts_clear(&o);
+    return rc;
+}
+
+/* ======================================================================================
+ * tune
+ * ====================================================================================== */
+
+static gint cmp_guint(gconstpointer a, gconstpointer b)
+{
+    guint x = *(const guint *)a, y = *(const guint *)b;
+    return x < y ? -1 : x > y;
+}
+
+static gint cmp_strp(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct tuner {
+    struct sweep *s;
+    char *objective;
+    gboolean maximize;
+    struct sweep_constraint *cons;
+    guint ncons;
+    guint budget;
+    gboolean checked;         /* metric names checked against the first finished point */
+    char *bad_metric;         /* the first unknown one */
+    GPtrArray *bad_available; /* the names that point had */
+    GArray *order;            /* guint point indices in evaluation order */
+    GArray *phase;            /* 0 coarse, 1 refine, per entry of order */
+    gboolean *evaluated;      /* per point */
+};
+
+static gboolean tune_check_metrics(struct sweep *s, struct sweep_point *p, void *ud)
+{
+    (void)s;
+    struct tuner *t = ud;
+    if (t->checked || p->state != SP_DONE)
+        return TRUE;
+    t->checked = TRUE;
+    const char *need[64];
+    guint n = 0;
+    need[n++] = t->objective;
+    for (guint c = 0; c < t->ncons && n < G_N_ELEMENTS(need); c++)
+        need[n++] = t->cons[c].metric;
+    for (guint i = 0; i < n; i++)
+        if (!g_hash_table_contains(p->metrics, need[i])) {
+            t->bad_metric = g_strdup(need[i]);
+            t->bad_available = g_ptr_array_new_with_free_func(g_free);
+            GHashTableIter it;
+            gpointer k;
+            g_hash_table_iter_init(&it, p->metrics);
+            while (g_hash_table_iter_next(&it, &k, NULL))
+                g_ptr_array_add(t->bad_available, g_strdup(k));
+            g_ptr_array_sort(t->bad_available, cmp_strp);
+            return FALSE;
+        }
+    return TRUE;
+}
+
+/* Number of violated constraints (a missing metric violates), or -1 when the point has no
+ * result or no objective. */
+static int violations(const struct tuner *t, const struct sweep_point *p, double *obj, GString *which)
+{
+    if (p->state != SP_DONE || !sweep_point_metric(p, t->objective, obj))
+        return -1;
+    int n = 0;
+    /* a run that deadlocked or left transfers unfinished is never feasible: its transfer
+     * figures cover only what finished, and would flatter it */
+    double total, completed;
+    if (sweep_point_deadlocked(p)) {
+        n++;
+        if (which)
+            g_string_append_printf(which, "%sdeadlock", which->len ? ";" : "");
+    } else if (sweep_point_metric(p, "transfers", &total) && sweep_point_metric(p, "transfers_completed", &completed) &&
+               completed < total) {
+        n++;
+        if (which)
+            g_string_append_printf(which, "%sunfinished transfers", which->len ? ";" : "");
+    }
+    for (guint c = 0; c < t->ncons; c++) {
+        double v;
+        if (!sweep_point_metric(p, t->cons[c].metric, &v) || !sweep_constraint_holds(&t->cons[c], v)) {
+            n++;
+            if (which)
+                g_string_append_printf(which, "%s%s", which->len ? ";" : "", t->cons[c].text);
+        }
+    }
+    return n;
+}
+
+struct ranked {
+    guint index;
+    int viol;
+    double obj;
+};
+
+static gboolean g_maximize;
+static gint cmp_ranked(gconstpointer a, gconstpointer b)
+{
+    const struct ranked *x = a, *y = b;
+    if (x->viol != y->viol)
+        return x->viol < y->viol ? -1 : 1;
+    if (x->obj != y->obj)
+        return (g_maximize ? x->obj > y->obj : x->obj < y->obj) ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Evaluated points with results, best first: feasible ones by objective; when none is
+ * feasible, all by fewest violated constraints, then objective. feasible_only: drop the
+ * infeasible ones when some point is feasible. */
+static GArray *tune_rank(const struct tuner *t, gboolean feasible_only)
+{
+    GArray *r = g_array_new(FALSE, FALSE, sizeof(struct ranked));
+    gboolean any_feasible = FALSE;
+    for (guint i = 0; i < t->order->len; i++) {
+        guint idx = g_array_index(t->order, guint, i);
+        struct ranked x = { idx, 0, 0 };
+        x.viol = violations(t, g_ptr_array_index(t->s->points, idx), &x.obj, NULL);
+        if (x.viol < 0)
+            continue;
+        any_feasible |= x.viol == 0;
+        g_array_append_val(r, x);
+    }
+    if (feasible_only && any_feasible)
+        for (guint i = r->len; i-- > 0;)
+            if (g_array_index(r, struct ranked, i).viol)
+                g_array_remove_index(r, i);
+    g_maximize = t->maximize;
+    g_array_sort(r, cmp_ranked);
+    return r;
+}
+
+/* The grid index of p moved by delta[d] in each dimension, or -1 when outside. */
+static long neighbour(const struct sweep *s, const struct sweep_point *p, const int *delta)
+{
+    long index = 0;
+    for (guint d = 0; d < s->dims->len; d++) {
+        long k = ((struct sweep_dim *)g_ptr_array_index(s->dims, d))->values->len;
+        long v = (long)p->idx[d] + delta[d];
+        if (v < 0 || v >= k)
+            return -1;
+        index = index * k + v;
+    }
+    return index;
+}
+
+/* Unevaluated, valid neighbours of p at the smallest L1 distance (1: along one key; 2 and
+ * more: diagonals) that has any, in grid order. */
+static void tune_candidates(const struct tuner *t, const struct sweep_point *p, const gboolean *taken, GArray *out)
+{
+    const struct sweep *s = t->s;
+    guint nd = s->dims->len;
+    int *delta = g_new0(int, nd);
+    guint combos = 1;
+    for (guint d = 0; d < nd; d++)
+        combos *= 3;
+    for (guint dist = 1; dist <= nd && out->len == 0; dist++) {
+        GArray *found = g_array_new(FALSE, FALSE, sizeof(guint));
+        for (guint c = 0; c < combos; c++) {
+            guint rem = c, l1 = 0;
+            for (guint d = 0; d < nd; d++) {
+                delta[d] = (int)(rem % 3) - 1;
+                rem /= 3;
+                l1 += delta[d] != 0;
+            }
+            if (l1 != dist)
+                continue;
+            long n = neighbour(s, p, delta);
+            if (n < 0 || t->evaluated[n] || taken[n])
+                continue;
+            const struct sweep_point *q = g_ptr_array_index(s->points, n);
+            if (q->state == SP_INVALID)
+                continue;
+            guint u = (guint)n;
+            g_array_append_val(found, u);
+        }
+        g_array_sort(found, cmp_guint);
+        for (guint i = 0; i < found->len; i++)
+            g_array_append_val(out, g_array_index(found, guint, i));
+        g_array_free(found, TRUE);
+    }
+    g_free(delta);
+}
+
+/* Runs a batch; records the evaluated points in batch order. */
+static enum sweep_result tune_batch(struct tuner *t, GArray *batch, int phase)
+{
+    enum sweep_result r = sweep_run(t->s, (const guint *)batch->data, batch->len, tune_check_metrics, t);
+    for (guint i = 0; i < batch->len; i++) {
+        guint idx = g_array_index(batch, guint, i);
+        const struct sweep_point *p = g_ptr_array_index(t->s->points, idx);
+        if (p->state != SP_DONE && p->state != SP_FAILED)
+            continue;
+        t->evaluated[idx] = TRUE;
+        g_array_append_val(t->order, idx);
+        g_array_append_val(t->phase, phase);
+    }
+    return r;
+}
+
+static void print_setting(const struct sweep *s, const struct sweep_point *p, const char *indent)
+{
+    for (guint d = 0; d < s->dims->len; d++) {
+        const struct sweep_dim *dim = g_ptr_array_index(s->dims, d);
+        printf("%s%s = %s\n", indent, dim->key, (const char *)g_ptr_array_index(dim->values, p->idx[d]));
+    }
+}
+
+static gboolean write_tune_csv(const struct tuner *t, GError **err)
+{
+    struct sweep *s = t->s;
+    GPtrArray *metrics = sweep_metric_names(s);
+    GString *g = g_string_new("run,phase,");
+    for (guint d = 0; d < s->dims->len; d++) {
+        sweep_csv_field(g, ((struct sweep_dim *)g_ptr_array_index(s->dims, d))->key);
+        g_string_append_c(g, ',');
+    }
+    g_string_append(g, "status,feasible,objective,violated");
+    for (guint m = 0; m < metrics->len; m++) {
+        g_string_append_c(g, ',');
+        sweep_csv_field(g, g_ptr_array_index(metrics, m));
+    }
+    g_string_append_c(g, '\n');
+    for (guint i = 0; i < t->order->len; i++) {
+        const struct sweep_point *p = g_ptr_array_index(s->points, g_array_index(t->order, guint, i));
+        g_string_append_printf(g, "%u,%s,", i + 1, g_array_index(t->phase, int, i) ? "refine" : "coarse");
+        for (guint d = 0; d < s->dims->len; d++) {
+            const struct sweep_dim *dim = g_ptr_array_index(s->dims, d);
+            sweep_csv_field(g, g_ptr_array_index(dim->values, p->idx[d]));
+            g_string_append_c(g, ',');
+        }
+        double obj = 0;
+        GString *which = g_string_new(NULL);
+        int v = violations(t, p, &obj, which);
+        g_string_append_printf(g, "%s,%s,", sweep_state_text(p), v == 0 ? "yes" : "no");
+        const char *ot = p->metrics ? g_hash_table_lookup(p->metrics, t->objective) : NULL;
+        if (ot)
+            sweep_csv_field(g, ot);
+        g_string_append_c(g, ',');
+        sweep_csv_field(g, which->str);
+        g_string_free(which, TRUE);
+        for (guint m = 0; m < metrics->len; m++) {
+            g_string_append_c(g, ',');
+            const char *mv = p->metrics ? g_hash_table_lookup(p->metrics, g_ptr_array_index(metrics, m)) : NULL;
+            if (mv)
+                sweep_csv_field(g, mv);
+        }
+        g_string_append_c(g, '\n');
+    }
+    char *path = g_build_filename(s->out, "tune.csv", NULL);
+    gboolean ok = sweep_write_file(path, g, err);
+    g_free(path);
+    g_string_free(g, TRUE);
+    g_ptr_array_unref(metrics);
+    return ok;
+}
+
+static void tune_plot(const struct tuner *t)
+{
+    const struct sweep *s = t->s;
+    GString *dat = g_string_new("# run objective feasible(1/0) best_feasible_so_far\n");
+    double best = NAN;
+    guint plotted = 0;
+    for (guint i = 0; i < t->order->len; i++) {
+        const struct sweep_point *p = g_ptr_array_index(s->points, g_array_index(t->order, guint, i));
+        double obj;
+        int v = violations(t, p, &obj, NULL);
+        if (v < 0)
+            continue;
+        if (v == 0 && (isnan(best) || (t->maximize ? obj > best : obj < best)))
+            best = obj;
+        char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE];
+        g_string_append_printf(dat, "%u %s %d %s\n", i + 1, g_ascii_dtostr(a, sizeof a, obj), v == 0,
+                               isnan(best) ? "NaN" : g_ascii_dtostr(b, sizeof b, best));
+        plotted++;
+    }
+    if (!plotted) {
+        g_string_free(dat, TRUE);
+        return;
+    }
+    GString *gp = g_string_new(NULL);
+    gp_begin(gp, "tune", 1000, 560);
+    GString *body = g_string_new("set title ");
+    char *title = g_strdup_printf("tune: %s (%s) per run, in order", t->objective, t->maximize ? "maximize" : "minimize");
+    gp_quote(body, title);
+    g_free(title);
+    g_string_append_printf(body, "\nset xlabel 'run'\nset ylabel ");
+    gp_quote(body, t->objective);
+    g_string_append_printf(body, "\nset xrange [0:%u]\nset key outside right top\n"
+                                 "plot 'tune.dat' using 1:($3==1 ? $2 : NaN) with points pt 7 ps 1.2 lc rgb '#2ca02c' title 'feasible', \\\n"
+                                 "     'tune.dat' using 1:($3==0 ? $2 : NaN) with points pt 6 ps 1.2 lc rgb '#d62728' title 'violates a constraint', \\\n"
+                                 "     'tune.dat' using 1:4 with steps lw 1.5 lc rgb '#1f77b4' title 'best feasible so far'\n",
+                           t->order->len + 1);
+    g_string_append(gp, body->str);
+    gp_end(gp, "tune", 1000, 560);
+    draw(s, "tune", gp, dat, TRUE, "replot\n");
+    g_string_free(gp, TRUE);
+    g_string_free(body, TRUE);
+    g_string_free(dat, TRUE);
+}
+
+int cmd_tune(int argc, char **argv)
+{
+    struct opts o = { 0 };
+    struct sweep_section sec = { 0 };
+    struct sweep s = { 0 };
+    struct tuner t = { 0 };
+    s.lock_fd = -1;
+    GOptionEntry extra[] = {
+        { "objective", 0, 0, G_OPTION_ARG_STRING, &o.objective, "Headline metric to optimise (a key of summary.json metrics)", "METRIC" },
+        { "minimize", 0, 0, G_OPTION_ARG_NONE, &o.minimize, "Smaller is better (the default)", NULL },
+        { "maximize", 0, 0, G_OPTION_ARG_NONE, &o.maximize, "Larger is better", NULL },
+        { "constraint", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.constraints, "A condition a setting must meet, e.g. 'drops==0' or 'paused_fraction<0.01' (repeatable; == != < <= > >=)", "EXPR" },
+        { "budget", 0, 0, G_OPTION_ARG_INT, &o.budget, "Most points to evaluate (default: half the grid, at least 8)", "N" },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    int rc = setup("tune", "Search a grid of settings for the best value of a metric under constraints: a coarse "
+                           "grid first, then the neighbours of the best points that meet the constraints, until "
+                           "the budget of runs is spent. Points are run and kept as by `rocesim sweep`.",
+                   argc, argv, extra, &o, &sec, &s);
+    if (rc)
+        goto out;
+    GError *err = NULL;
+    t.s = &s;
+    t.objective = g_strdup(o.objective ? o.objective : sec.objective);
+    if (!t.objective || !*t.objective) {
+        fprintf(stderr, "rocesim tune: no objective: give --objective METRIC (a key of summary.json metrics, e.g. "
+                        "fct_p99_ns) or objective = METRIC in [sweep]\n");
+        rc = 2;
+        goto out;
+    }
+    if (o.minimize && o.maximize) {
+        fprintf(stderr, "rocesim tune: --minimize and --maximize: choose one\n");
+        rc = 2;
+        goto out;
+    }
+    t.maximize = o.maximize || (!o.minimize && sec.direction && !strcmp(sec.direction, "maximize"));
+    guint ncons = o.constraints ? g_strv_length(o.constraints) : sec.constraints->len;
+    t.cons = g_new0(struct sweep_constraint, ncons ? ncons : 1);
+    for (guint c = 0; c < ncons; c++) {
+        const char *text = o.constraints ? o.constraints[c] : g_ptr_array_index(sec.constraints, c);
+        if (!sweep_constraint_parse(text, &t.cons[c], &err)) {
+            fprintf(stderr, "rocesim tune: %s\n", err->message);
+            g_error_free(err);
+            rc = 2;
+            goto out;
+        }
+        t.ncons++;
+    }
+    guint valid = s.points->len - count_state(&s, SP_INVALID);
+    if (o.budget < 0) {
+        fprintf(stderr, "rocesim tune: --budget %d: expected a number of runs of 1 or more\n", o.budget);
+        rc = 2;
+        goto out;
+    }
+    t.budget = o.budget > 0 ? (guint)o.budget : sec.budget ? sec.budget : MAX((valid + 1) / 2, MIN(valid, 8u));
+    if (t.budget > valid)
+        t.budget = valid;
+    if (s.mpi.size > 1) {
+        if (s.mpi.rank != 0) {
+            if (!o.quiet)
+                printf("rocesim tune: rank %d: the search runs in rank 0 (use -j for parallel points)\n", s.mpi.rank);
+            rc = 0;
+            goto out;
+        }
+        s.mpi.size = 1; /* rank 0 runs every point of the search */
+    }
+    if (!sweep_prepare_dir(&s, &err)) {
+        fprintf(stderr, "rocesim tune: %s\n", err->message);
+        g_error_free(err);
+        rc = 2;
+        goto out;
+    }
+    t.order = g_array_new(FALSE, FALSE, sizeof(guint));
+    t.phase = g_array_new(FALSE, FALSE, sizeof(int));
+    t.evaluated = g_new0(gboolean, s.points->len);
+
+    /* the coarse grid: at most half the budget */
+    guint nd = s.dims->len;
+    guint *k = g_new(guint, nd);
+    int *levels = g_new(int, nd);
+    for (guint d = 0; d < nd; d++)
+        k[d] = ((struct sweep_dim *)g_ptr_array_index(s.dims, d))->values->len;
+    sweep_coarse_levels(k, nd, MAX(1u, t.budget / 2), levels);
+    gboolean **keep = g_new0(gboolean *, nd);
+    GString *coarse_desc = g_string_new(NULL);
+    for (guint d = 0; d < nd; d++) {
+        const struct sweep_dim *dim = g_ptr_array_index(s.dims, d);
+        guint *ix = g_new(guint, k[d] + 1);
+        guint n = sweep_coarse_indices(k[d], levels[d], ix);
+        keep[d] = g_new0(gboolean, k[d]);
+        g_string_append_printf(coarse_desc, "%s%s ", d ? "; " : "", dim->label);
+        for (guint i = 0; i < n; i++) {
+            keep[d][ix[i]] = TRUE;
+            g_string_append_printf(coarse_desc, "%s%s", i ? "," : "", (char *)g_ptr_array_index(dim->values, ix[i]));
+        }
+        g_free(ix);
+    }
+    GArray *batch = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint i = 0; i < s.points->len && batch->len < t.budget; i++) {
+        const struct sweep_point *p = g_ptr_array_index(s.points, i);
+        gboolean in = p->state != SP_INVALID;
+        for (guint d = 0; d < nd && in; d++)
+            in = keep[d][p->idx[d]];
+        if (in)
+            g_array_append_val(batch, i);
+    }
+    for (guint d = 0; d < nd; d++)
+        g_free(keep[d]);
+    g_free(keep);
+    g_free(k);
+    g_free(levels);
+    if (!o.quiet) {
+        GString *cons = g_string_new(NULL);
+        for (guint c = 0; c < t.ncons; c++)
+            g_string_append_printf(cons, "%s%s", c ? ", " : "", t.cons[c].text);
+        GString *grid = g_string_new(NULL);
+        describe_grid(&s, grid);
+        printf("rocesim tune: %s %s%s%s; %u of %u points at most, %u at a time -> %s/\n%s\n"
+               "  coarse grid: %u points (%s)\n",
+               t.maximize ? "maximize" : "minimize", t.objective, t.ncons ? " subject to " : "", cons->str, t.budget,
+               valid, s.jobs, s.out, grid->str, batch->len, coarse_desc->str);
+        g_string_free(cons, TRUE);
+        g_string_free(grid, TRUE);
+        fflush(stdout);
+    }
+    g_string_free(coarse_desc, TRUE);
+    note_invalid(&s);
+    s.prog.total = t.budget;
+    double t0 = g_get_monotonic_time() / 1e6;
+    enum sweep_result r = tune_batch(&t, batch, 0);
+    gboolean exhausted = FALSE;
+    while (r == SWEEP_FINISHED && t.order->len < t.budget) {
+        /* refinement: the unevaluated neighbours of the best points */
+        g_array_set_size(batch, 0);
+        gboolean *taken = g_new0(gboolean, s.points->len);
+        GArray *ranked = tune_rank(&t, TRUE);
+        guint room = t.budget - t.order->len;
+        for (guint i = 0; i < ranked->len && batch->len < room; i++) {
+            if (batch->len >= s.jobs)
+                break; /* the best points first; others only to fill idle processes */
+            GArray *c = g_array_new(FALSE, FALSE, sizeof(guint));
+            tune_candidates(&t, g_ptr_array_index(s.points, g_array_index(ranked, struct ranked, i).index), taken, c);
+            for (guint j = 0; j < c->len && batch->len < room; j++) {
+                guint idx = g_array_index(c, guint, j);
+                taken[idx] = TRUE;
+                g_array_append_val(batch, idx);
+            }
+            g_array_free(c, TRUE);
+        }
+        g_array_free(ranked, TRUE);
+        g_free(taken);
+        if (!batch->len) {
+            exhausted = TRUE;
+            break;
+        }
+        r = tune_batch(&t, batch, 1);
+    }
+    g_array_free(batch, TRUE);
+    sweep_progress_end(&s);
+    if (t.bad_metric) {
+        GString *names = g_string_new(NULL);
+        for (guint i = 0; i < t.bad_available->len; i++)
+            g_string_append_printf(names, "%s%s", i ? ", " : "", (char *)g_ptr_array_index(t.bad_available, i));
+        fprintf(stderr, "rocesim tune: unknown metric '%s': the results have %s\n", t.bad_metric, names->str);
+        g_string_free(names, TRUE);
+        rc = 2;
+        goto out;
+    }
+    if (r == SWEEP_INTERRUPTED) {
+        fprintf(stderr, "rocesim tune: interrupted by %s after %u points; run the same command again to go on "
+                        "(finished points are reused)\n", g_strsignal(s.interrupted), t.order->len);
+        rc = 1;
+        goto out;
+    }
+    double wall = g_get_monotonic_time() / 1e6 - t0;
+    if (!write_tune_csv(&t, &err)) {
+        fprintf(stderr, "rocesim tune: %s\n", err->message);
+        g_error_free(err);
+        rc = 1;
+        goto out;
+    }
+    if (!o.no_plots)
+        tune_plot(&t);
+    GArray *ranked = tune_rank(&t, FALSE);
+    guint feasible = 0, coarse = 0, reused = 0;
+    for (guint i = 0; i < ranked->len; i++)
+        feasible += g_array_index(ranked, struct ranked, i).viol == 0;
+    for (guint i = 0; i < t.order->len; i++) {
+        coarse += g_array_index(t.phase, int, i) == 0;
+        reused += ((struct sweep_point *)g_ptr_array_index(s.points, g_array_index(t.order, guint, i)))->reused;
+    }
+    guint failed = count_state(&s, SP_FAILED);
+    if (!o.quiet) {
+        printf("rocesim tune: %u points evaluated (%u coarse, %u refinement; %u reused from an earlier run), "
+               "%u feasible, %u failed; %s; %.1f s\n",
+               t.order->len, coarse, t.order->len - coarse, reused, feasible, failed,
+               exhausted ? "no unevaluated neighbours left" : "budget spent", wall);
+    }
+    if (failed) {
+        fprintf(stderr, "rocesim tune: %u point%s failed:\n", failed, failed == 1 ? "" : "s");
+        list_failures(&s);
+    }
+    if (!feasible) {
+        fprintf(stderr, "rocesim tune: no evaluated point meets the constraints");
+        if (ranked->len) {
+            const struct sweep_point *p = g_ptr_array_index(s.points, g_array_index(ranked, struct ranked, 0).index);
+            GString *which = g_string_new(NULL);
+            double obj;
+            violations(&t, p, &obj, which);
+            fprintf(stderr, "; the closest, %s, violates %s", p->name, which->str);
+            g_string_free(which, TRUE);
+        }
+        fprintf(stderr, "\nresults: %s/tune.csv\n", s.out);
+        g_array_free(ranked, TRUE);
+        rc = 1;
+        goto out;
+    }
+    const struct sweep_point *best = g_ptr_array_index(s.points, g_array_index(ranked, struct ranked, 0).index);
+    printf("best: %s\n", best->name);
+    print_setting(&s, best, "  ");
+    printf("  %s = %s (objective, %s)\n", t.objective, (char *)g_hash_table_lookup(best->metrics, t.objective),
+           t.maximize ? "maximize" : "minimize");
+    if (!o.quiet) {
+        GPtrArray *names = sweep_metric_names(&s);
+        printf("  metrics:");
+        for (guint m = 0; m < names->len; m++) {
+            const char *v = g_hash_table_lookup(best->metrics, g_ptr_array_index(names, m));
+            if (v)
+                printf("%s%s=%s", m % 4 == 0 ? "\n    " : "  ", (char *)g_ptr_array_index(names, m), v);
+        }
+        printf("\n  results: %s/%s/\n", s.points_dir, best->name);
+        g_ptr_array_unref(names);
+        printf("top %u:\n", MIN(3u, feasible));
+        for (guint i = 0; i < ranked->len && i < 3; i++) {
+            const struct ranked *x = &g_array_index(ranked, struct ranked, i);
+            if (x->viol)
+                break;
+            const struct sweep_point *p = g_ptr_array_index(s.points, x->index);
+            printf("  %u. %s = %s   %s\n", i + 1, t.objective, (char *)g_hash_table_lookup(p->metrics, t.objective),
+                   p->name);
+        }
+        printf("results: %s/tune.csv\n", s.out);
+    }
+    g_array_free(ranked, TRUE);
+    rc = 0;
+out:
+    if (t.cons)
+        for (guint c = 0; c < t.ncons; c++)
+            sweep_constraint_clear(&t.cons[c]);
+    g_free(t.cons);
+    g_free(t.objective);
+    g_free(t.bad_metric);
+    if (t.bad_available)
+        g_ptr_array_unref(t.bad_available);
+    if (t.order)
+        g_array_free(t.order, TRUE);
+    if (t.phase)
+        g_array_free(t.phase, TRUE);
+    g_free(t.evaluated);
+    sweep_free(&s);
+    sweep_section_clear(&sec);
+    opts_clear(&o);
+    return rc;
+}
