@@ -32,37 +32,36 @@ static bool lossless(const struct mmu *m, int prio)
 enum mmu_verdict mmu_admit(struct mmu *m, struct mmu_port *p, int prio, uint32_t size, uint64_t egress_bytes)
 {
     struct mmu_ingress *in = &p->in[prio];
-    uint64_t total = in->reserve + in->shared + in->headroom;
+    /* what fits in the guaranteed reserve goes there; a frame that crosses its end is split,
+     * the rest is charged beyond it (the reserve drains last, so it is full whenever shared
+     * or headroom bytes exist) */
+    uint64_t res_free = in->reserve < m->cfg.reserve ? m->cfg.reserve - in->reserve : 0;
+    uint64_t to_res = size < res_free ? size : res_free;
+    uint64_t rest = size - to_res;
     if (lossless(m, prio)) {
         uint64_t thr = mmu_threshold(m, p);
-        bool room_in_headroom = in->headroom + size <= p->headroom_size;
-        bool over = in->shared >= thr || m->shared_used + size > m->shared_cap;
-        if (over && !room_in_headroom)
-            return MMU_DROP_LOSSLESS;
-        if (in->reserve + size <= m->cfg.reserve && in->headroom == 0 && in->shared == 0) {
-            in->reserve += size;
-        } else if (in->shared + size > thr || m->shared_used + size > m->shared_cap || in->headroom > 0) {
-            /* past the threshold (or already into headroom): the PAUSE is on its way */
-            in->headroom += size;
+        bool past = rest && (in->shared + rest > thr || m->shared_used + rest > m->shared_cap);
+        if (past && in->headroom + rest > p->headroom_size)
+            return MMU_DROP_LOSSLESS; /* past XOFF and the headroom is full */
+        in->reserve += to_res;
+        if (past) {
+            in->headroom += rest; /* arrived after XOFF: the PAUSE is on its way */
         } else {
-            in->shared += size;
-            m->shared_used += size;
+            in->shared += rest;
+            m->shared_used += rest;
         }
         m->used += size;
         return MMU_ACCEPT;
     }
-    /* lossy: the reserve, then the shared pool, limited per egress queue */
-    (void)total;
-    if (in->reserve + size <= m->cfg.reserve && in->shared == 0) {
-        in->reserve += size;
-        m->used += size;
-        return MMU_ACCEPT;
+    /* lossy: limited per egress queue by a share of the free shared pool */
+    if (rest) {
+        uint64_t free = m->shared_cap > m->shared_used ? m->shared_cap - m->shared_used : 0;
+        if (rest > free || (double)(egress_bytes + size) > m->cfg.egress_alpha * (double)free)
+            return MMU_DROP;
     }
-    uint64_t free = m->shared_cap > m->shared_used ? m->shared_cap - m->shared_used : 0;
-    if (size > free || (double)(egress_bytes + size) > m->cfg.egress_alpha * (double)free)
-        return MMU_DROP;
-    in->shared += size;
-    m->shared_used += size;
+    in->reserve += to_res;
+    in->shared += rest;
+    m->shared_used += rest;
     m->used += size;
     return MMU_ACCEPT;
 }

@@ -135,8 +135,12 @@ static gboolean write_transfers(const struct net *n, FILE *f, struct run_figures
         fig->bytes += t->bytes;
         simtime_t ideal = ideal_transfer_ps(n->sc, n->topo, t->src, t->dst, t->bytes);
         if (x->state != XF_DONE) {
+            /* unfinished: a start time if it was posted, no end */
+            char start[32] = "";
+            if (x->state == XF_POSTED)
+                snprintf(start, sizeof start, "%" G_GUINT64_FORMAT, x->start / PS_PER_NS);
             fprintf(f, "%u,%u,%u,%" G_GUINT64_FORMAT ",%u,%s,,,%" G_GUINT64_FORMAT ",\n", i, t->src, t->dst,
-                    t->bytes, t->prio, x->state == XF_POSTED ? "" : "", ideal / PS_PER_NS);
+                    t->bytes, t->prio, start, ideal / PS_PER_NS);
             continue;
         }
         fig->done++;
