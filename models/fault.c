@@ -44,23 +44,8 @@ static void flush_port(struct net *n, struct port_rt *p)
 {
     if (p->is_host)
         return;
-    struct switch_rt *sw = &n->switches[p->node - n->topo->nhosts];
     for (int q = 0; q < NPRIO; q++)
-        while (p->q[q].pkts) {
-            uint32_t i = pktq_pop(n, &p->q[q]);
-            struct packet *pk = &n->pool[i];
-            struct port_rt *in = &n->ports[n->topo->nodes[p->node].first_port + pk->in_port];
-            mmu_release(&sw->mmu, &in->mmu, q, pk->frame);
-            if (mmu_may_resume(&sw->mmu, &in->mmu, q)) {
-                in->mmu.xoff_sent &= (uint8_t)~(1u << q);
-                pfc_request(n, in, q, false);
-            }
-            p->drops[q]++;
-            n->st.drops++;
-            n->st.drops_prio[q]++;
-            pkt_free(n, i);
-        }
-    sampler_queue_changed(n, p);
+        switch_drop_queue(n, p, q);
 }
 
 static void link_down(void *ctx, uint64_t port)

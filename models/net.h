@@ -261,6 +261,7 @@ void port_send_now(struct net *n, struct port_rt *p, uint32_t pkt);
 /* switch (models/switch.c) */
 void switch_receive(struct net *n, struct port_rt *in, uint32_t pkt);
 uint32_t switch_dequeue(struct net *n, struct port_rt *p);
+uint32_t switch_drop_queue(struct net *n, struct port_rt *p, int q);
 double ecn_mark_probability(uint64_t qbytes, uint64_t kmin, uint64_t kmax, double pmax);
 uint32_t ecmp_hash(uint32_t sip, uint32_t dip, uint16_t sport, uint16_t dport, uint32_t seed);
 

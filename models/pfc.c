@@ -207,23 +207,9 @@ static void nic_unpark(struct net *n, struct port_rt *p)
 /* Drops everything queued on (port, prio) as a storm-containing watchdog does. */
 static void wd_flush(struct net *n, struct port_rt *p, int q)
 {
-    struct switch_rt *sw = &n->switches[p->node - n->topo->nhosts];
-    while (p->q[q].pkts) {
-        uint32_t i = pktq_pop(n, &p->q[q]);
-        struct packet *pk = &n->pool[i];
-        struct port_rt *in = &n->ports[n->topo->nodes[p->node].first_port + pk->in_port];
-        mmu_release(&sw->mmu, &in->mmu, q, pk->frame);
-        if (mmu_may_resume(&sw->mmu, &in->mmu, q)) {
-            in->mmu.xoff_sent &= (uint8_t)~(1u << q);
-            pfc_request(n, in, q, false);
-        }
-        p->wd_drops++;
-        p->drops[q]++;
-        n->st.wd_drops++;
-        n->st.drops++;
-        pkt_free(n, i);
-    }
-    sampler_queue_changed(n, p);
+    uint32_t dropped = switch_drop_queue(n, p, q);
+    p->wd_drops += dropped;
+    n->st.wd_drops += dropped;
 }
 
 static void wd_fire(void *ctx, uint64_t arg)

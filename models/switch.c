@@ -167,3 +167,29 @@ uint32_t switch_dequeue(struct net *n, struct port_rt *p)
     sampler_queue_changed(n, p);
     return i;
 }
+
+/* Drops everything waiting in egress queue (p, q): the MMU gives the bytes back to their
+ * ingress ports, which may resume their upstream. Returns the number of packets dropped.
+ * Used when a link goes down and by the PFC watchdog. */
+uint32_t switch_drop_queue(struct net *n, struct port_rt *p, int q)
+{
+    struct switch_rt *sw = &n->switches[p->node - n->topo->nhosts];
+    uint32_t dropped = 0;
+    while (p->q[q].pkts) {
+        uint32_t i = pktq_pop(n, &p->q[q]);
+        struct packet *pk = &n->pool[i];
+        struct port_rt *in = &n->ports[n->topo->nodes[p->node].first_port + pk->in_port];
+        mmu_release(&sw->mmu, &in->mmu, q, pk->frame);
+        if (mmu_may_resume(&sw->mmu, &in->mmu, q)) {
+            in->mmu.xoff_sent &= (uint8_t)~(1u << q);
+            pfc_request(n, in, q, false);
+        }
+        pkt_free(n, i);
+        dropped++;
+    }
+    p->drops[q] += dropped;
+    n->st.drops += dropped;
+    n->st.drops_prio[q] += dropped;
+    sampler_queue_changed(n, p);
+    return dropped;
+}

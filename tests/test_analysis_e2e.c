@@ -5,11 +5,6 @@
 #include <string.h>
 #include "tests/testutil.h"
 
-static char *scen(const char *name)
-{
-    return g_build_filename("tests", "scenarios", "analysis", name, NULL);
-}
-
 /* Sum of a counter over rows whose node matches, taking the last (cumulative) value of each
  * (node, port): counters.csv has time series then end-of-run totals. */
 static long long counter(const char *dir, const char *node, const char *name)
@@ -61,7 +56,7 @@ static void run_capture_once(void)
     char *tmp = test_tmpdir();
     run_dir = g_build_filename(tmp, "run", NULL);
     g_free(tmp);
-    char *s = scen("capture.ini");
+    char *s = test_data_path("analysis/capture.ini");
     char *cmd = g_strdup_printf("%s run %s -o %s --quiet", test_rocesim_bin(), s, run_dir);
     char *out = NULL;
     int rc = test_run(cmd, &out);
@@ -160,7 +155,7 @@ static void test_compare_real_runs(void)
     g_free(out);
     g_free(cmd);
     char *tmp = test_tmpdir();
-    char *s = scen("capture.ini");
+    char *s = test_data_path("analysis/capture.ini");
     char *lo = g_build_filename(tmp, "kmin20", NULL), *hi = g_build_filename(tmp, "kmin400", NULL);
     cmd = g_strdup_printf("%s run %s -o %s -q --set switch.ecn_kmin=20KB --set switch.ecn_kmax=80KB --set output.pcap= && "
                           "%s run %s -o %s -q --set switch.ecn_kmin=400KB --set switch.ecn_kmax=1600KB --set output.pcap=",

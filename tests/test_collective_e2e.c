@@ -16,19 +16,6 @@
 
 /* ---- helpers ---- */
 
-/* tests/scenarios/coll/NAME from the repository root, or from the test binary's location. */
-static char *scen(const char *name)
-{
-    if (g_file_test("tests/scenarios/coll", G_FILE_TEST_IS_DIR))
-        return g_build_filename("tests", "scenarios", "coll", name, NULL);
-    char *exe = g_file_read_link("/proc/self/exe", NULL);
-    char *dir = exe ? g_path_get_dirname(exe) : g_strdup(".");
-    char *p = g_build_filename(dir, "..", "..", "tests", "scenarios", "coll", name, NULL);
-    g_free(exe);
-    g_free(dir);
-    return p;
-}
-
 /* scenarios/NAME (the examples), found the same way. */
 static char *example(const char *name)
 {
@@ -201,13 +188,6 @@ static JsonParser *summary_load(const char *dir, JsonObject **root)
     return p;
 }
 
-static double metric(JsonObject *root, const char *key)
-{
-    JsonObject *m = json_object_get_object_member(root, "metrics");
-    CU_ASSERT_FATAL(m && json_object_has_member(m, key));
-    return json_object_get_double_member(m, key);
-}
-
 static gboolean is_host_name(const char *node) { return g_str_has_prefix(node, "host"); }
 
 /* The "busiest links" line of the run's summary: node:port->peer entries. */
@@ -264,11 +244,19 @@ static double eff_Bps(double gbps) { return gbps * 1e9 / 8 * MTU / (MTU + DATA_W
  *   T = 480e6 / 12.2547e9 + 30 * 2.33424 us = 39168.9 + 70.0 = 39238.9 us
  * (measured when written: 39387.77 us, +0.38 %; busbw 12.19 GB/s, -0.5 % of B). Kept at
  * 256 MB in the sanitizer build too: it simulates in about 1.5 s there. */
+/* metrics.KEY of a parsed summary.json (asserted present) */
+static double summary_metric(JsonObject *root, const char *key)
+{
+    JsonObject *m = json_object_get_object_member(root, "metrics");
+    CU_ASSERT_FATAL(m && json_object_has_member(m, key));
+    return json_object_get_double_member(m, key);
+}
+
 static void test_ring_alpha_beta(void)
 {
     char *dir = test_tmpdir();
     char *out_dir = g_build_filename(dir, "out", NULL);
-    char *sc = scen("ring16.ini");
+    char *sc = test_data_path("coll/ring16.ini");
     char *out = run_ok(sc, out_dir, NULL);
 
     const double N = 16, S = 256e6;
@@ -297,9 +285,9 @@ static void test_ring_alpha_beta(void)
     /* summary.json says the same */
     JsonObject *root;
     JsonParser *p = summary_load(out_dir, &root);
-    CU_ASSERT_DOUBLE_EQUAL(metric(root, "collective_time_p50_us"), t_us, 0.001);
-    CU_ASSERT_DOUBLE_EQUAL(metric(root, "collective_time_p99_us"), t_us, 0.001);
-    CU_ASSERT_DOUBLE_EQUAL(metric(root, "busbw_GBps"), busbw, 0.001);
+    CU_ASSERT_DOUBLE_EQUAL(summary_metric(root, "collective_time_p50_us"), t_us, 0.001);
+    CU_ASSERT_DOUBLE_EQUAL(summary_metric(root, "collective_time_p99_us"), t_us, 0.001);
+    CU_ASSERT_DOUBLE_EQUAL(summary_metric(root, "busbw_GBps"), busbw, 0.001);
     JsonArray *jobs = json_object_get_array_member(root, "jobs");
     CU_ASSERT_EQUAL_FATAL(json_array_get_length(jobs), 1);
     JsonObject *j = json_array_get_object_element(jobs, 0);
@@ -335,7 +323,7 @@ static void test_ring_oversubscribed(void)
 {
     char *dir = test_tmpdir();
     char *out_dir = g_build_filename(dir, "out", NULL);
-    char *sc = scen("ring16-4leaf.ini");
+    char *sc = test_data_path("coll/ring16-4leaf.ini");
     char *out = run_ok(sc, out_dir, NULL);
 
     const double N = 16, S = 256e6, channels = 2;
@@ -435,7 +423,7 @@ static void test_alltoall_bisection(void)
 {
     char *dir = test_tmpdir();
     char *out_dir = g_build_filename(dir, "out", NULL);
-    char *sc = scen("a2a64.ini");
+    char *sc = test_data_path("coll/a2a64.ini");
     char *out = run_ok(sc, out_dir, NULL);
     enum { N = 64, HPL = 8, LEAVES = 8, SPINES = 4 };
     const uint64_t S = 16000000;
@@ -691,7 +679,7 @@ static void test_every_algorithm(void)
     char *dir = test_tmpdir();
     char *out_dir = g_build_filename(dir, "out", NULL);
     char *sched_path = g_build_filename(dir, "algos.sched", NULL);
-    char *sc = scen("algos.ini");
+    char *sc = test_data_path("coll/algos.ini");
     const uint32_t nhosts = 16;
     char *out = run_ok(sc, out_dir, NULL);
     export_schedule(sc, sched_path);
@@ -834,7 +822,9 @@ static void check_rerun(const char *name, gboolean has_collectives)
     char *dir = test_tmpdir();
     char *a = g_build_filename(dir, "a", NULL), *b = g_build_filename(dir, "b", NULL);
     char *sched = g_build_filename(dir, "exported.sched", NULL);
-    char *sc = scen(name);
+    char *rel = g_strconcat("coll/", name, NULL);
+    char *sc = test_data_path(rel);
+    g_free(rel);
     g_free(run_ok(sc, a, NULL));
     export_schedule(sc, sched);
     char *rsc = replay_scenario(sc, sched, dir);

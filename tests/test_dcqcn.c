@@ -17,22 +17,10 @@
 
 /* ---- helpers ---- */
 
-static char *scen(const char *name)
-{
-    if (g_file_test("tests/scenarios", G_FILE_TEST_IS_DIR))
-        return g_build_filename("tests", "scenarios", name, NULL);
-    char *exe = g_file_read_link("/proc/self/exe", NULL);
-    char *dir = exe ? g_path_get_dirname(exe) : g_strdup(".");
-    char *p = g_build_filename(dir, "..", "..", "tests", "scenarios", name, NULL);
-    g_free(exe);
-    g_free(dir);
-    return p;
-}
-
 /* tests/scenarios/dcqcn_unit.ini with "section.key=value" overrides, presets filled in. */
 static struct scenario *load(const char *const *sets)
 {
-    char *p = scen("dcqcn_unit.ini");
+    char *p = test_data_path("dcqcn_unit.ini");
     GError *err = NULL;
     struct scenario *s = scenario_load(p, sets, &err);
     if (!s)

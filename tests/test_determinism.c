@@ -9,48 +9,6 @@
 
 /* ---- helpers ---- */
 
-static char *scen(const char *name)
-{
-    if (g_file_test("tests/scenarios", G_FILE_TEST_IS_DIR))
-        return g_build_filename("tests", "scenarios", name, NULL);
-    char *exe = g_file_read_link("/proc/self/exe", NULL);
-    char *dir = exe ? g_path_get_dirname(exe) : g_strdup(".");
-    char *p = g_build_filename(dir, "..", "..", "tests", "scenarios", name, NULL);
-    g_free(exe);
-    g_free(dir);
-    return p;
-}
-
-static int run_sim(const char *name, const char *out, const char *const *extra)
-{
-    char *path = scen(name);
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_rocesim_bin());
-    const char *fixed[] = { "run", path, "-o", out, "-q", "--no-plots" };
-    for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
-        g_ptr_array_add(argv, (gpointer)fixed[i]);
-    for (int i = 0; extra && extra[i]; i++)
-        g_ptr_array_add(argv, (gpointer)extra[i]);
-    g_ptr_array_add(argv, NULL);
-    gchar *so = NULL, *se = NULL;
-    gint status = 0;
-    GError *e = NULL;
-    int rc = -1;
-    if (g_spawn_sync(NULL, (gchar **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &so, &se, &status, &e))
-        rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    else {
-        fprintf(stderr, "cannot run %s: %s\n", test_rocesim_bin(), e->message);
-        g_error_free(e);
-    }
-    if (rc != 0)
-        fprintf(stderr, "\n  rocesim run %s: exit %d\n%s\n", name, rc, se ? se : "");
-    g_free(so);
-    g_free(se);
-    g_ptr_array_free(argv, TRUE);
-    g_free(path);
-    return rc;
-}
-
 static char *slurp(const char *dir, const char *file, gsize *len)
 {
     char *p = g_build_filename(dir, file, NULL);
@@ -81,22 +39,6 @@ static char *summary_sans_engine(const char *dir, gboolean *engine)
     g_object_unref(jp);
     g_free(p);
     return text;
-}
-
-/* metrics.KEY of DIR/summary.json, or -1 when missing. */
-static gint64 metric(const char *dir, const char *key)
-{
-    char *p = g_build_filename(dir, "summary.json", NULL);
-    JsonParser *jp = json_parser_new();
-    gint64 v = -1;
-    if (json_parser_load_from_file(jp, p, NULL)) {
-        JsonObject *m = json_object_get_object_member(json_node_get_object(json_parser_get_root(jp)), "metrics");
-        if (m && json_object_has_member(m, key))
-            v = json_object_get_int_member(m, key);
-    }
-    g_object_unref(jp);
-    g_free(p);
-    return v;
 }
 
 struct outdir {
@@ -148,8 +90,8 @@ static void perm_pairs(const char *dir, uint32_t *src, uint32_t *dst)
 static void test_same_seed_same_results(void)
 {
     struct outdir a = new_out(), b = new_out();
-    CU_ASSERT_EQUAL_FATAL(run_sim("determinism.ini", a.out, NULL), 0);
-    CU_ASSERT_EQUAL_FATAL(run_sim("determinism.ini", b.out, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(test_run_sim("determinism.ini", a.out, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(test_run_sim("determinism.ini", b.out, NULL), 0);
 
     /* the files the issue names must be there and not trivially empty */
     static const char *const named[] = { "transfers.csv", "queues.csv", "rates.csv", "counters.csv", "pfc.csv" };
@@ -209,10 +151,10 @@ static void test_same_seed_same_results(void)
     CU_ASSERT(ea && eb);
     CU_ASSERT_STRING_EQUAL(sa, sb);
     /* and the run did exercise what it should: marks, CNPs and pauses */
-    CU_ASSERT_EQUAL(metric(a.out, "transfers_completed"), 22);
-    CU_ASSERT(metric(a.out, "ecn_marked") > 0);
-    CU_ASSERT(metric(a.out, "cnp_sent") > 0);
-    CU_ASSERT(metric(a.out, "pause_frames") > 0);
+    CU_ASSERT_EQUAL(test_metric(a.out, "transfers_completed"), 22);
+    CU_ASSERT(test_metric(a.out, "ecn_marked") > 0);
+    CU_ASSERT(test_metric(a.out, "cnp_sent") > 0);
+    CU_ASSERT(test_metric(a.out, "pause_frames") > 0);
     g_free(sa);
     g_free(sb);
     free_out(&a);
@@ -222,9 +164,9 @@ static void test_same_seed_same_results(void)
 static void test_other_seed_other_permutation(void)
 {
     struct outdir a = new_out(), b = new_out();
-    CU_ASSERT_EQUAL_FATAL(run_sim("determinism.ini", a.out, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(test_run_sim("determinism.ini", a.out, NULL), 0);
     const char *seed[] = { "--seed", "2", NULL };
-    CU_ASSERT_EQUAL_FATAL(run_sim("determinism.ini", b.out, seed), 0);
+    CU_ASSERT_EQUAL_FATAL(test_run_sim("determinism.ini", b.out, seed), 0);
     gsize la = 0, lb = 0;
     char *ta = slurp(a.out, "transfers.csv", &la), *tb = slurp(b.out, "transfers.csv", &lb);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ta);

@@ -9,67 +9,6 @@
 
 /* ---- helpers ---- */
 
-static char *scen(const char *name)
-{
-    if (g_file_test("tests/scenarios", G_FILE_TEST_IS_DIR))
-        return g_build_filename("tests", "scenarios", name, NULL);
-    char *exe = g_file_read_link("/proc/self/exe", NULL);
-    char *dir = exe ? g_path_get_dirname(exe) : g_strdup(".");
-    char *p = g_build_filename(dir, "..", "..", "tests", "scenarios", name, NULL);
-    g_free(exe);
-    g_free(dir);
-    return p;
-}
-
-/* `rocesim run tests/scenarios/NAME -o OUT -q --no-plots EXTRA...`; returns the exit status
- * and prints stderr when the run fails. */
-static int run_sim(const char *name, const char *out, const char *const *extra)
-{
-    char *path = scen(name);
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_rocesim_bin());
-    const char *fixed[] = { "run", path, "-o", out, "-q", "--no-plots" };
-    for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
-        g_ptr_array_add(argv, (gpointer)fixed[i]);
-    for (int i = 0; extra && extra[i]; i++)
-        g_ptr_array_add(argv, (gpointer)extra[i]);
-    g_ptr_array_add(argv, NULL);
-    gchar *so = NULL, *se = NULL;
-    gint status = 0;
-    GError *e = NULL;
-    int rc = -1;
-    if (g_spawn_sync(NULL, (gchar **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &so, &se, &status, &e))
-        rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    else {
-        fprintf(stderr, "cannot run %s: %s\n", test_rocesim_bin(), e->message);
-        g_error_free(e);
-    }
-    if (rc != 0)
-        fprintf(stderr, "\n  rocesim run %s: exit %d\n%s\n", name, rc, se ? se : "");
-    g_free(so);
-    g_free(se);
-    g_ptr_array_free(argv, TRUE);
-    g_free(path);
-    return rc;
-}
-
-/* metrics.KEY of OUT/summary.json, or -1 when missing. */
-static gint64 metric(const char *out, const char *key)
-{
-    char *p = g_build_filename(out, "summary.json", NULL);
-    JsonParser *jp = json_parser_new();
-    gint64 v = -1;
-    if (json_parser_load_from_file(jp, p, NULL)) {
-        JsonObject *root = json_node_get_object(json_parser_get_root(jp));
-        JsonObject *m = json_object_get_object_member(root, "metrics");
-        if (m && json_object_has_member(m, key))
-            v = json_object_get_int_member(m, key);
-    }
-    g_object_unref(jp);
-    g_free(p);
-    return v;
-}
-
 /* counters.csv holds cumulative values over time (a row when a value changed, and every
  * counter at the end of the run): the value of a (node, port, counter) is that of its last
  * row. Returns the sum of counter NAME over nodes NODE (a trailing '*' matches any node
@@ -194,17 +133,17 @@ struct ecn_run {
 static int do_run(const char *const *sets, struct ecn_run *r)
 {
     struct outdir o = new_out();
-    int rc = run_sim("ecn_incast.ini", o.out, sets);
+    int rc = test_run_sim("ecn_incast.ini", o.out, sets);
     if (rc == 0) {
         char node[32] = "";
         int port = port_toward(o.out, "host0", node, sizeof node);
         CU_ASSERT(port >= 0);
-        r->marked = metric(o.out, "ecn_marked");
-        r->cnp_sent = metric(o.out, "cnp_sent");
-        r->drops = metric(o.out, "drops");
-        r->max_q = metric(o.out, "max_queue_bytes");
-        r->transfers = metric(o.out, "transfers");
-        r->done = metric(o.out, "transfers_completed");
+        r->marked = test_metric(o.out, "ecn_marked");
+        r->cnp_sent = test_metric(o.out, "cnp_sent");
+        r->drops = test_metric(o.out, "drops");
+        r->max_q = test_metric(o.out, "max_queue_bytes");
+        r->transfers = test_metric(o.out, "transfers");
+        r->done = test_metric(o.out, "transfers_completed");
         r->port_marked = counter(o.out, node, port, "ecn_marked");
         r->port_pkts = counter(o.out, node, port, "tx_packets");
         r->np_marked = counter(o.out, "host0", -1, "np_ecn_marked_roce_packets");
@@ -289,9 +228,9 @@ static void test_marks_become_cnps(void)
 {
     struct outdir o = new_out();
     const char *sets[] = { "--set", "nic.cc=dcqcn", NULL };
-    CU_ASSERT_EQUAL_FATAL(run_sim("ecn_incast.ini", o.out, sets), 0);
-    gint64 marked = metric(o.out, "ecn_marked"), cnp = metric(o.out, "cnp_sent");
-    gint64 handled = metric(o.out, "cnp_handled"), end_ns = metric(o.out, "completion_ns");
+    CU_ASSERT_EQUAL_FATAL(test_run_sim("ecn_incast.ini", o.out, sets), 0);
+    gint64 marked = test_metric(o.out, "ecn_marked"), cnp = test_metric(o.out, "cnp_sent");
+    gint64 handled = test_metric(o.out, "cnp_handled"), end_ns = test_metric(o.out, "completion_ns");
     CU_ASSERT(marked > 0);
     CU_ASSERT(cnp > 0);
     CU_ASSERT(cnp <= marked);
@@ -299,8 +238,8 @@ static void test_marks_become_cnps(void)
     CU_ASSERT_EQUAL(counter(o.out, "host0", -1, "np_cnp_sent"), cnp);
     CU_ASSERT_EQUAL(counter(o.out, "host*", -1, "rp_cnp_handled"), cnp);
     CU_ASSERT(cnp <= 3 * (end_ns / 4000 + 1));
-    CU_ASSERT(metric(o.out, "max_queue_bytes") < 2000000);
-    CU_ASSERT_EQUAL(metric(o.out, "transfers_completed"), 3);
+    CU_ASSERT(test_metric(o.out, "max_queue_bytes") < 2000000);
+    CU_ASSERT_EQUAL(test_metric(o.out, "transfers_completed"), 3);
     free_out(&o);
 }
 

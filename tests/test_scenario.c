@@ -9,20 +9,6 @@
 
 /* ---- helpers ---- */
 
-/* tests/scenarios/NAME, from the repository root (where `make test` runs) or found from the
- * test binary's own location (build/tests/x -> ../../tests/scenarios). */
-static char *scen(const char *name)
-{
-    if (g_file_test("tests/scenarios", G_FILE_TEST_IS_DIR))
-        return g_build_filename("tests", "scenarios", name, NULL);
-    char *exe = g_file_read_link("/proc/self/exe", NULL);
-    char *dir = exe ? g_path_get_dirname(exe) : g_strdup(".");
-    char *p = g_build_filename(dir, "..", "..", "tests", "scenarios", name, NULL);
-    g_free(exe);
-    g_free(dir);
-    return p;
-}
-
 /* Runs rocesim with the given arguments (no shell); returns the exit status. */
 static int run_bin(const char *const *args, char **out, char **err)
 {
@@ -54,7 +40,7 @@ static int run_bin(const char *const *args, char **out, char **err)
 
 static struct scenario *load_ok(const char *name, const char *const *sets)
 {
-    char *p = scen(name);
+    char *p = test_data_path(name);
     GError *err = NULL;
     struct scenario *s = scenario_load(p, sets, &err);
     if (!s)
@@ -264,7 +250,7 @@ static void test_set_overrides(void)
         { bad_key, { "[switch] nonsense", "unknown key", NULL } },
         { bad_value, { "[switch] ecn_kmin", "no unit", NULL } },
     };
-    char *p = scen("minimal.ini");
+    char *p = test_data_path("minimal.ini");
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         GError *err = NULL;
         s = scenario_load(p, cases[i].sets, &err);
@@ -371,7 +357,7 @@ static void test_broken_scenarios(void)
     for (size_t i = 0; i < G_N_ELEMENTS(broken_cases); i++) {
         const struct broken *b = &broken_cases[i];
         char *rel = b->file ? g_build_filename("broken", b->file, NULL) : g_strdup("minimal.ini");
-        char *p = scen(rel);
+        char *p = test_data_path(rel);
         CU_ASSERT_FATAL(g_file_test(p, G_FILE_TEST_EXISTS));
         expect_refused(p, b->set, b->want);
         g_free(p);
@@ -412,7 +398,7 @@ static void test_missing_file(void)
 
 static void test_check_prints_expanded(void)
 {
-    char *p = scen("minimal.ini");
+    char *p = test_data_path("minimal.ini");
     const char *args[] = { "check", p, NULL };
     char *out = NULL, *err = NULL;
     int rc = run_bin(args, &out, &err);
@@ -444,7 +430,7 @@ static void test_check_prints_expanded(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out2 ? out2 : "", "hosts = 8\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out2 ? out2 : "", "oversubscription = 2.00:1"));
     /* and a broken scenario makes check fail with status 2 */
-    char *bad = scen("broken/missing_unit.ini");
+    char *bad = test_data_path("broken/missing_unit.ini");
     const char *args3[] = { "check", bad, NULL };
     char *err3 = NULL;
     rc = run_bin(args3, NULL, &err3);

@@ -13,66 +13,6 @@
 
 /* ---- helpers ---- */
 
-static char *scen(const char *name)
-{
-    if (g_file_test("tests/scenarios", G_FILE_TEST_IS_DIR))
-        return g_build_filename("tests", "scenarios", name, NULL);
-    char *exe = g_file_read_link("/proc/self/exe", NULL);
-    char *dir = exe ? g_path_get_dirname(exe) : g_strdup(".");
-    char *p = g_build_filename(dir, "..", "..", "tests", "scenarios", name, NULL);
-    g_free(exe);
-    g_free(dir);
-    return p;
-}
-
-static int run_sim(const char *name, const char *out, const char *const *extra)
-{
-    char *path = scen(name);
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_rocesim_bin());
-    const char *fixed[] = { "run", path, "-o", out, "-q", "--no-plots" };
-    for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
-        g_ptr_array_add(argv, (gpointer)fixed[i]);
-    for (int i = 0; extra && extra[i]; i++)
-        g_ptr_array_add(argv, (gpointer)extra[i]);
-    g_ptr_array_add(argv, NULL);
-    gchar *so = NULL, *se = NULL;
-    gint status = 0;
-    GError *e = NULL;
-    int rc = -1;
-    if (g_spawn_sync(NULL, (gchar **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &so, &se, &status, &e))
-        rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    else {
-        fprintf(stderr, "cannot run %s: %s\n", test_rocesim_bin(), e->message);
-        g_error_free(e);
-    }
-    if (rc != 0)
-        fprintf(stderr, "\n  rocesim run %s: exit %d\n%s\n", name, rc, se ? se : "");
-    g_free(so);
-    g_free(se);
-    g_ptr_array_free(argv, TRUE);
-    g_free(path);
-    return rc;
-}
-
-static gint64 metric(const char *out, const char *key)
-{
-    char *p = g_build_filename(out, "summary.json", NULL);
-    JsonParser *jp = json_parser_new();
-    gint64 v = -1;
-    if (json_parser_load_from_file(jp, p, NULL)) {
-        JsonObject *root = json_node_get_object(json_parser_get_root(jp));
-        JsonObject *m = json_object_get_object_member(root, "metrics");
-        if (m && json_object_has_member(m, key))
-            v = json_object_get_int_member(m, key);
-    }
-    g_object_unref(jp);
-    g_free(p);
-    if (v < 0)
-        fprintf(stderr, "\n  summary.json: no metrics.%s\n", key);
-    return v;
-}
-
 /* counters.csv holds cumulative values over time (a row when a value changed, and every
  * counter at the end of the run): the value of a (node, port, counter) is that of its last
  * row. Returns the sum of counter NAME over nodes NODE (a trailing '*' matches any node
@@ -211,7 +151,7 @@ static void test_single_flow_line_rate(void)
     CU_ASSERT_EQUAL(ideal_ns, 5227504);
 
     struct outdir o = new_out();
-    CU_ASSERT_EQUAL_FATAL(run_sim("single_flow.ini", o.out, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(test_run_sim("single_flow.ini", o.out, NULL), 0);
     size_t n = 0;
     struct xfer *x = read_transfers(o.out, &n);
     CU_ASSERT_EQUAL_FATAL(n, 1);
@@ -228,13 +168,13 @@ static void test_single_flow_line_rate(void)
     CU_ASSERT(x[0].fct_ns <= ideal_ns + ideal_ns / 100);
     CU_ASSERT_EQUAL(x[0].end_ns, x[0].start_ns + x[0].fct_ns);
     /* an idle path: no queue, no marks, no loss */
-    CU_ASSERT_EQUAL(metric(o.out, "transfers_completed"), 1);
-    CU_ASSERT_EQUAL(metric(o.out, "drops"), 0);
-    CU_ASSERT_EQUAL(metric(o.out, "ecn_marked"), 0);
-    CU_ASSERT_EQUAL(metric(o.out, "cnp_sent"), 0);
-    CU_ASSERT_EQUAL(metric(o.out, "retransmitted_packets"), 0);
-    CU_ASSERT_EQUAL(metric(o.out, "timeouts"), 0);
-    CU_ASSERT_EQUAL(metric(o.out, "completion_ns"), (gint64)x[0].end_ns);
+    CU_ASSERT_EQUAL(test_metric(o.out, "transfers_completed"), 1);
+    CU_ASSERT_EQUAL(test_metric(o.out, "drops"), 0);
+    CU_ASSERT_EQUAL(test_metric(o.out, "ecn_marked"), 0);
+    CU_ASSERT_EQUAL(test_metric(o.out, "cnp_sent"), 0);
+    CU_ASSERT_EQUAL(test_metric(o.out, "retransmitted_packets"), 0);
+    CU_ASSERT_EQUAL(test_metric(o.out, "timeouts"), 0);
+    CU_ASSERT_EQUAL(test_metric(o.out, "completion_ns"), (gint64)x[0].end_ns);
     /* framing: the sender put exactly 15625 data frames on its link, 62 B of headers each
      * plus one RETH; the receiver got every payload byte once */
     CU_ASSERT_EQUAL(counter(o.out, "host0", "tx_packets"), 15625);
@@ -253,7 +193,7 @@ static void test_single_flow_line_rate(void)
 static void test_incast_dcqcn(void)
 {
     struct outdir o = new_out();
-    CU_ASSERT_EQUAL_FATAL(run_sim("incast16.ini", o.out, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(test_run_sim("incast16.ini", o.out, NULL), 0);
     size_t n = 0;
     struct xfer *x = read_transfers(o.out, &n);
     CU_ASSERT_EQUAL_FATAL(n, 16);
@@ -291,14 +231,14 @@ static void test_incast_dcqcn(void)
     /* fairness: the slowest flow within 25 % of the fastest */
     CU_ASSERT(fct_max * 100 <= fct_min * 125);
     /* congestion was signalled and acted upon, and nothing was lost */
-    CU_ASSERT_EQUAL(metric(o.out, "transfers_completed"), 16);
-    CU_ASSERT(metric(o.out, "ecn_marked") > 0);
-    CU_ASSERT(metric(o.out, "cnp_sent") > 0);
-    CU_ASSERT_EQUAL(metric(o.out, "cnp_handled"), metric(o.out, "cnp_sent"));
-    CU_ASSERT_EQUAL(metric(o.out, "drops"), 0);
-    CU_ASSERT_EQUAL(metric(o.out, "retransmitted_packets"), 0);
-    CU_ASSERT_EQUAL(metric(o.out, "timeouts"), 0);
-    CU_ASSERT(metric(o.out, "max_queue_bytes") <= 32000000);
+    CU_ASSERT_EQUAL(test_metric(o.out, "transfers_completed"), 16);
+    CU_ASSERT(test_metric(o.out, "ecn_marked") > 0);
+    CU_ASSERT(test_metric(o.out, "cnp_sent") > 0);
+    CU_ASSERT_EQUAL(test_metric(o.out, "cnp_handled"), test_metric(o.out, "cnp_sent"));
+    CU_ASSERT_EQUAL(test_metric(o.out, "drops"), 0);
+    CU_ASSERT_EQUAL(test_metric(o.out, "retransmitted_packets"), 0);
+    CU_ASSERT_EQUAL(test_metric(o.out, "timeouts"), 0);
+    CU_ASSERT(test_metric(o.out, "max_queue_bytes") <= 32000000);
     CU_ASSERT_EQUAL(counter(o.out, "host0", "rx_bytes"), 64000000);
     /* every sender was told to slow down */
     gint64 handled[16];
@@ -315,7 +255,7 @@ static void test_incast_drops_go_back_n(void)
 {
     struct outdir o = new_out();
     const char *sets[] = { "--set", "nic.cc=none", "--set", "switch.buffer=1MB", NULL };
-    CU_ASSERT_EQUAL_FATAL(run_sim("incast16.ini", o.out, sets), 0);
+    CU_ASSERT_EQUAL_FATAL(test_run_sim("incast16.ini", o.out, sets), 0);
     size_t n = 0;
     struct xfer *x = read_transfers(o.out, &n);
     CU_ASSERT_EQUAL_FATAL(n, 16);
@@ -323,13 +263,13 @@ static void test_incast_drops_go_back_n(void)
         CU_ASSERT(x[i].done);
         CU_ASSERT(x[i].fct_ns + 1 >= x[i].ideal_ns);
     }
-    gint64 drops = metric(o.out, "drops"), retx = metric(o.out, "retransmitted_packets");
+    gint64 drops = test_metric(o.out, "drops"), retx = test_metric(o.out, "retransmitted_packets");
     fprintf(stderr, "[drops %" G_GINT64_FORMAT ", retransmitted %" G_GINT64_FORMAT ", timeouts %" G_GINT64_FORMAT "] ",
-            drops, retx, metric(o.out, "timeouts"));
+            drops, retx, test_metric(o.out, "timeouts"));
     CU_ASSERT(drops > 0);
     CU_ASSERT(retx > 0);
-    CU_ASSERT_EQUAL(metric(o.out, "transfers_completed"), 16);
-    CU_ASSERT_EQUAL(metric(o.out, "cnp_sent"), 0);
+    CU_ASSERT_EQUAL(test_metric(o.out, "transfers_completed"), 16);
+    CU_ASSERT_EQUAL(test_metric(o.out, "cnp_sent"), 0);
     /* only data (priority 3) is dropped; the switches' per-port counters add up */
     gint64 leaf_drops = counter(o.out, "leaf*", "drops_prio3"), spine_drops = counter(o.out, "spine*", "drops_prio3");
     CU_ASSERT_EQUAL((leaf_drops > 0 ? leaf_drops : 0) + (spine_drops > 0 ? spine_drops : 0), drops);

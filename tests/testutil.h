@@ -11,6 +11,7 @@
 #include <CUnit/Basic.h>
 #include <CUnit/CUnit.h>
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -71,6 +72,70 @@ static inline void test_rmtree(const char *dir)
     char *cmd = g_strdup_printf("rm -rf '%s'", dir);
     test_run(cmd, NULL);
     g_free(cmd);
+}
+
+/* tests/scenarios/REL (REL may have folders: "coll/ring16.ini"), found from the working folder
+ * (make runs the suites from the top of the tree) or from the test binary's own path. */
+static inline char *test_data_path(const char *rel)
+{
+    if (g_file_test("tests/scenarios", G_FILE_TEST_IS_DIR))
+        return g_build_filename("tests", "scenarios", rel, NULL);
+    char *exe = g_file_read_link("/proc/self/exe", NULL);
+    char *dir = exe ? g_path_get_dirname(exe) : g_strdup(".");
+    char *p = g_build_filename(dir, "..", "..", "tests", "scenarios", rel, NULL);
+    g_free(exe);
+    g_free(dir);
+    return p;
+}
+
+/* `rocesim run tests/scenarios/REL -o OUT -q --no-plots EXTRA...`: the exit status; stderr is
+ * printed when the run fails. */
+static inline int test_run_sim(const char *rel, const char *out, const char *const *extra)
+{
+    char *path = test_data_path(rel);
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, (gpointer)test_rocesim_bin());
+    const char *fixed[] = { "run", path, "-o", out, "-q", "--no-plots" };
+    for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
+        g_ptr_array_add(argv, (gpointer)fixed[i]);
+    for (int i = 0; extra && extra[i]; i++)
+        g_ptr_array_add(argv, (gpointer)extra[i]);
+    g_ptr_array_add(argv, NULL);
+    gchar *so = NULL, *se = NULL;
+    gint status = 0;
+    GError *e = NULL;
+    int rc = -1;
+    if (g_spawn_sync(NULL, (gchar **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &so, &se, &status, &e))
+        rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    else {
+        fprintf(stderr, "cannot run %s: %s\n", test_rocesim_bin(), e->message);
+        g_error_free(e);
+    }
+    if (rc != 0)
+        fprintf(stderr, "\n  rocesim run %s: exit %d\n%s\n", rel, rc, se ? se : "");
+    g_free(so);
+    g_free(se);
+    g_ptr_array_free(argv, TRUE);
+    g_free(path);
+    return rc;
+}
+
+/* metrics.KEY (an integer) of DIR/summary.json, or -1 when missing. */
+static inline gint64 test_metric(const char *dir, const char *key)
+{
+    char *p = g_build_filename(dir, "summary.json", NULL);
+    JsonParser *jp = json_parser_new();
+    gint64 v = -1;
+    if (json_parser_load_from_file(jp, p, NULL)) {
+        JsonObject *m = json_object_get_object_member(json_node_get_object(json_parser_get_root(jp)), "metrics");
+        if (m && json_object_has_member(m, key))
+            v = json_object_get_int_member(m, key);
+    }
+    g_object_unref(jp);
+    g_free(p);
+    if (v < 0)
+        fprintf(stderr, "\n  %s/summary.json: no metrics.%s\n", dir, key);
+    return v;
 }
 
 #endif
