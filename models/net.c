@@ -175,7 +175,6 @@ static unsigned qhist_bin(uint64_t bytes)
     return b >= QHIST_BINS - 1 ? QHIST_BINS - 1 : (unsigned)b;
 }
 
-uint64_t qhist_bin_upper(unsigned bin);
 uint64_t qhist_bin_upper(unsigned bin)
 {
     if (bin == 0)
@@ -286,7 +285,6 @@ static void counter_tick(void *ctx, uint64_t arg)
         timer_set(&s->counter_tick, n->eng.now + n->sc->counter_sample);
 }
 
-void net_attach_sampler(struct net *n, FILE *queues, FILE *rates, FILE *counters);
 void net_attach_sampler(struct net *n, FILE *queues, FILE *rates, FILE *counters)
 {
     struct sampler *s = g_new0(struct sampler, 1);
@@ -301,7 +299,6 @@ void net_attach_sampler(struct net *n, FILE *queues, FILE *rates, FILE *counters
 }
 
 /* Closes the histograms at the end of the run. */
-void net_flush_samples(struct net *n);
 void net_flush_samples(struct net *n)
 {
     if (n->sampler) {

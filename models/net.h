@@ -289,6 +289,13 @@ gboolean faults_schedule(struct net *n, GError **err);
 bool nic_rx_stalled(struct net *n, struct host_rt *h, uint32_t pkt);
 void nic_rx_drain(struct net *n, struct host_rt *h);
 
+/* time series: queues.csv, rates.csv and counters.csv are written while the run goes */
+void net_attach_sampler(struct net *n, FILE *queues, FILE *rates, FILE *counters);
+/* writes the last samples and closes the queue-depth histograms at the end of the run */
+void net_flush_samples(struct net *n);
+/* upper edge in bytes of a queue-depth histogram bin */
+uint64_t qhist_bin_upper(unsigned bin);
+
 /* time series hooks (sim/results or NULL) */
 void sampler_queue_changed(struct net *n, struct port_rt *p);
 void sampler_rate_changed(struct net *n, uint32_t qp);

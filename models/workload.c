@@ -173,13 +173,11 @@ static gboolean build_flows(struct wl_ctx *c, GError **err)
         if (!*line || line[0] == '#')
             continue;
         if (!header_seen) {
-            char *norm = g_strdelimit(g_strdup(line), " ", ',');
             if (strcmp(line, "src,dst,bytes,start") != 0) {
                 g_set_error(err, SCENARIO_ERROR, 1, "%s:%d: expected the header 'src,dst,bytes,start', found '%s'",
                             path, ln + 1, line);
                 ok = FALSE;
             }
-            g_free(norm);
             header_seen = 1;
             job = schedule_add_job(c->sched, c->w->name, "flows", "", 0);
             continue;
@@ -306,12 +304,9 @@ cerr:
 }
 
 /* The transfers an earlier workload ends with, by name, for `after =`. */
-static gboolean collect_after(struct wl_ctx *c, GPtrArray *names, GArray *job_first, GArray *job_count,
-                              GError **err)
+static gboolean collect_after(struct wl_ctx *c, GPtrArray *names, GError **err)
 {
     const char *after = wl_get(c, "after");
-    (void)job_first;
-    (void)job_count;
     if (!after)
         return TRUE;
     for (guint i = 0; i < names->len; i++)
@@ -348,8 +343,6 @@ struct schedule *workload_build_all(const struct scenario *sc, const struct topo
     }
     struct schedule *sched = schedule_new();
     GPtrArray *names = g_ptr_array_new();
-    GArray *job_first = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    GArray *job_count = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     gboolean ok = TRUE;
     for (guint i = 0; i < sc->workloads->len && ok; i++) {
         struct wl_ctx c = { .sc = sc, .topo = topo, .sched = sched, .w = g_ptr_array_index(sc->workloads, i),
@@ -373,8 +366,7 @@ struct schedule *workload_build_all(const struct scenario *sc, const struct topo
             ok = FALSE;
         }
         if (ok)
-            ok = collect_after(&c, names, job_first, job_count, err);
-        uint32_t first = schedule_count(sched);
+            ok = collect_after(&c, names, err);
         if (ok) {
             const char *kind = c.w->kind;
             if (!strcmp(kind, "incast"))
@@ -387,23 +379,15 @@ struct schedule *workload_build_all(const struct scenario *sc, const struct topo
                 scenario_key_error(err, sc, c.group, "kind", kind,
                                    "a schedule file must be the scenario's only workload");
                 ok = FALSE;
-            } else if (strcmp(kind, "incast") && strcmp(kind, "permutation"))
-                ok = build_collective(&c, err);
-            else {
-                scenario_key_error(err, sc, c.group, "kind", kind, "this workload kind is not available in this build");
-                ok = FALSE;
+            } else {
+                ok = build_collective(&c, err); /* the scenario loader admits only known kinds */
             }
         }
-        uint32_t cnt = schedule_count(sched) - first;
         g_ptr_array_add(names, c.w->name);
-        g_array_append_val(job_first, first);
-        g_array_append_val(job_count, cnt);
         g_array_free(c.after, TRUE);
         g_free(c.group);
     }
     g_ptr_array_free(names, TRUE);
-    g_array_free(job_first, TRUE);
-    g_array_free(job_count, TRUE);
     if (!ok) {
         schedule_free(sched);
         return NULL;

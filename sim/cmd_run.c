@@ -15,9 +15,6 @@
 #include "sim/units.h"
 #include "sim/version.h"
 
-void net_attach_sampler(struct net *n, FILE *queues, FILE *rates, FILE *counters);
-void net_flush_samples(struct net *n);
-uint64_t qhist_bin_upper(unsigned bin);
 
 /* ---------- small helpers ---------- */
 
