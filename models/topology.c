@@ -51,47 +51,53 @@ static void finish_ports(struct topology *t, GArray *links)
     g_free(count);
 }
 
-/* Shortest-path next hops toward every host, by BFS from each host. */
+/* Shortest-path next hops between switches, by BFS from each destination switch over the
+ * switch graph (hosts do not forward). Every host has exactly one link (checked by the
+ * builders), so the routes toward a host are those toward its switch. */
 static void compute_routes(struct topology *t)
 {
-    uint32_t N = t->nnodes, H = t->nhosts;
-    uint32_t *dist = g_new(uint32_t, N);
-    uint32_t *queue = g_new(uint32_t, N);
+    uint32_t H = t->nhosts, S = t->nnodes - H;
+    t->nswitches = S;
+    t->attach = g_new(uint32_t, H ? H : 1);
+    t->attach_port = g_new(uint16_t, H ? H : 1);
+    for (uint32_t h = 0; h < H; h++) {
+        const struct topo_port *hp = &t->ports[t->nodes[h].first_port];
+        t->attach[h] = t->ports[hp->peer].node;
+        t->attach_port[h] = (uint16_t)t->ports[hp->peer].index;
+    }
+    uint32_t *dist = g_new(uint32_t, S ? S : 1);
+    uint32_t *queue = g_new(uint32_t, S ? S : 1);
     GArray *rp = g_array_new(FALSE, FALSE, sizeof(uint16_t));
-    t->route_off = g_new0(uint32_t, (size_t)N * H);
-    t->route_cnt = g_new0(uint16_t, (size_t)N * H);
-    t->hops = g_new0(uint32_t, (size_t)H * H);
-    for (uint32_t d = 0; d < H; d++) {
-        for (uint32_t i = 0; i < N; i++)
+    t->route_off = g_new0(uint32_t, (size_t)S * S + 1);
+    t->route_cnt = g_new0(uint16_t, (size_t)S * S + 1);
+    t->sw_dist = g_new(uint32_t, (size_t)S * S + 1);
+    for (uint32_t d = 0; d < S; d++) {
+        for (uint32_t i = 0; i < S; i++)
             dist[i] = UINT32_MAX;
         uint32_t qh = 0, qt = 0;
         dist[d] = 0;
         queue[qt++] = d;
         while (qh < qt) {
             uint32_t u = queue[qh++];
-            /* hosts other than the destination do not forward */
-            if (t->nodes[u].kind == NODE_HOST && u != d)
-                continue;
-            const struct topo_node *nu = &t->nodes[u];
+            const struct topo_node *nu = &t->nodes[H + u];
             for (uint32_t p = 0; p < nu->nports; p++) {
                 uint32_t v = t->ports[t->ports[nu->first_port + p].peer].node;
-                if (dist[v] == UINT32_MAX) {
-                    dist[v] = dist[u] + 1;
-                    queue[qt++] = v;
+                if (t->nodes[v].kind == NODE_SWITCH && dist[v - H] == UINT32_MAX) {
+                    dist[v - H] = dist[u] + 1;
+                    queue[qt++] = v - H;
                 }
             }
         }
-        for (uint32_t h = 0; h < H; h++)
-            t->hops[(size_t)h * H + d] = dist[h];
-        for (uint32_t s = 0; s < N; s++) {
-            if (t->nodes[s].kind != NODE_SWITCH || dist[s] == UINT32_MAX)
-                continue;
-            size_t idx = (size_t)s * H + d;
+        for (uint32_t s = 0; s < S; s++) {
+            size_t idx = (size_t)s * S + d;
+            t->sw_dist[idx] = dist[s];
             t->route_off[idx] = rp->len;
-            const struct topo_node *ns = &t->nodes[s];
+            if (s == d || dist[s] == UINT32_MAX)
+                continue;
+            const struct topo_node *ns = &t->nodes[H + s];
             for (uint32_t p = 0; p < ns->nports; p++) {
                 uint32_t v = t->ports[t->ports[ns->first_port + p].peer].node;
-                if (dist[v] + 1 == dist[s] && (t->nodes[v].kind == NODE_SWITCH || v == d)) {
+                if (t->nodes[v].kind == NODE_SWITCH && dist[v - H] + 1 == dist[s]) {
                     uint16_t pp = (uint16_t)p;
                     g_array_append_val(rp, pp);
                     t->route_cnt[idx]++;
@@ -103,6 +109,15 @@ static void compute_routes(struct topology *t)
     t->route_ports = (uint16_t *)g_array_free(rp, FALSE);
     g_free(dist);
     g_free(queue);
+}
+
+uint32_t topology_hops(const struct topology *t, uint32_t src, uint32_t dst)
+{
+    if (src == dst)
+        return 0;
+    uint32_t H = t->nhosts, a = t->attach[src] - H, b = t->attach[dst] - H;
+    uint32_t d = t->sw_dist[(size_t)a * t->nswitches + b];
+    return d == UINT32_MAX ? UINT32_MAX : d + 2;
 }
 
 static struct topology *build_leaf_spine(const struct scenario *s)
@@ -290,6 +305,9 @@ static struct topology *build_edges(const struct scenario *s, GArray **routes_ou
             if (t->nodes[h].nports != 1)
                 ok = edge_error(err, path, 1, "host %s has %u links: a host needs exactly one", t->nodes[h].name,
                                 t->nodes[h].nports);
+            else if (t->nodes[t->ports[t->ports[t->nodes[h].first_port].peer].node].kind != NODE_SWITCH)
+                ok = edge_error(err, path, 1, "host %s is linked to another host: hosts connect to switches",
+                                t->nodes[h].name);
     }
     GArray *routes = g_array_new(FALSE, FALSE, sizeof(struct edge_route));
     for (guint i = 0; ok && i < rroutes->len; i++) {
@@ -325,34 +343,29 @@ static struct topology *build_edges(const struct scenario *s, GArray **routes_ou
     return t;
 }
 
-/* Static routes replace the shortest-path sets of their (switch, host): the route table is
- * rebuilt in (node, host) order, taking the static entries where a pair has any. */
+/* Static routes replace the shortest-path sets of their (switch, host): they are appended
+ * to route_ports and indexed per (switch, host). */
 static void apply_static_routes(struct topology *t, GArray *routes)
 {
-    size_t npairs = (size_t)t->nnodes * t->nhosts;
-    uint32_t *static_cnt = g_new0(uint32_t, npairs);
-    for (guint i = 0; i < routes->len; i++) {
-        struct edge_route *r = &g_array_index(routes, struct edge_route, i);
-        static_cnt[(size_t)r->sw * t->nhosts + r->dst]++;
-    }
+    uint32_t H = t->nhosts;
+    size_t npairs = (size_t)t->nswitches * H;
+    t->host_off = g_new0(uint32_t, npairs + 1);
+    t->host_cnt = g_new0(uint16_t, npairs + 1);
     GArray *rp = g_array_new(FALSE, FALSE, sizeof(uint16_t));
+    g_array_append_vals(rp, t->route_ports, t->nroute_ports);
     for (size_t idx = 0; idx < npairs; idx++) {
-        uint32_t off = rp->len;
-        if (static_cnt[idx]) {
-            for (guint i = 0; i < routes->len; i++) {
-                struct edge_route *r = &g_array_index(routes, struct edge_route, i);
-                if ((size_t)r->sw * t->nhosts + r->dst == idx) {
-                    uint16_t port = (uint16_t)r->nbr;
-                    g_array_append_val(rp, port);
-                }
-            }
-            t->route_cnt[idx] = (uint16_t)static_cnt[idx];
-        } else {
-            g_array_append_vals(rp, &t->route_ports[t->route_off[idx]], t->route_cnt[idx]);
+        uint32_t sw = (uint32_t)(idx / H) + H, dst = (uint32_t)(idx % H);
+        for (guint i = 0; i < routes->len; i++) {
+            struct edge_route *r = &g_array_index(routes, struct edge_route, i);
+            if (r->sw != sw || r->dst != dst)
+                continue;
+            if (!t->host_cnt[idx])
+                t->host_off[idx] = rp->len;
+            uint16_t port = (uint16_t)r->nbr;
+            g_array_append_val(rp, port);
+            t->host_cnt[idx]++;
         }
-        t->route_off[idx] = off;
     }
-    g_free(static_cnt);
     g_free(t->route_ports);
     t->nroute_ports = rp->len;
     t->route_ports = (uint16_t *)g_array_free(rp, FALSE);
@@ -395,7 +408,11 @@ void topology_free(struct topology *t)
     g_free(t->route_off);
     g_free(t->route_cnt);
     g_free(t->route_ports);
-    g_free(t->hops);
+    g_free(t->attach);
+    g_free(t->attach_port);
+    g_free(t->host_off);
+    g_free(t->host_cnt);
+    g_free(t->sw_dist);
     g_free(t);
 }
 

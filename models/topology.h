@@ -28,13 +28,23 @@ struct topology {
     uint32_t nhosts, nnodes, nports;
     struct topo_node *nodes;
     struct topo_port *ports;
-    /* routes: for switch node s and destination host d, next hops are
-     * route_ports[route_off[idx] .. + route_cnt[idx]] (local port numbers), idx = s*nhosts+d */
+    /* Routing. Hosts are single-homed, so every shortest path to host d runs through its
+     * switch attach[d]: routes are kept per (switch, destination switch), S x S entries, and
+     * the last hop is attach_port[d]. (A per-host table would grow as switches x hosts and
+     * fall out of the cache at a few hundred hosts.) For switch s and destination switch a
+     * the next hops are route_ports[route_off[i] .. + route_cnt[i]], i = (s-H)*S + (a-H).
+     * Static routes of an edge-list file are per host: they go to host_off/host_cnt
+     * (indexed by (s-H)*H + d, NONE when the pair has no static route). */
+    uint32_t nswitches;
+    uint32_t *attach;          /* host -> its switch node */
+    uint16_t *attach_port;     /* host -> the switch's port toward it */
     uint32_t *route_off;
     uint16_t *route_cnt;
     uint16_t *route_ports;
     uint32_t nroute_ports;
-    uint32_t *hops;            /* hops[h*nhosts+d]: links on a shortest path from host h to d */
+    uint32_t *host_off;        /* static per-host routes, or NULL */
+    uint16_t *host_cnt;
+    uint32_t *sw_dist;         /* (s-H)*S + (a-H): links between switches */
     double oversubscription;   /* leaf downlink capacity / uplink capacity */
 };
 
@@ -43,11 +53,24 @@ void topology_free(struct topology *t);
 static inline const uint16_t *topology_routes(const struct topology *t, uint32_t node, uint32_t dst,
                                               uint32_t *count)
 {
-    uint32_t idx = node * t->nhosts + dst;
+    uint32_t H = t->nhosts, a = t->attach[dst];
+    if (t->host_off) {
+        size_t hi = (size_t)(node - H) * H + dst;
+        if (t->host_cnt[hi]) {
+            *count = t->host_cnt[hi];
+            return &t->route_ports[t->host_off[hi]];
+        }
+    }
+    if (node == a) {
+        *count = 1;
+        return &t->attach_port[dst];
+    }
+    size_t idx = (size_t)(node - H) * t->nswitches + (a - H);
     *count = t->route_cnt[idx];
     return &t->route_ports[t->route_off[idx]];
 }
-/* Node index by name, or -1. */
+/* Links on a shortest path between two hosts (0 for a host to itself). */
+uint32_t topology_hops(const struct topology *t, uint32_t src, uint32_t dst);
 int64_t topology_find_node(const struct topology *t, const char *name);
 
 #endif

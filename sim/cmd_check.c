@@ -99,8 +99,8 @@ int cmd_check(int argc, char **argv)
     uint32_t far = 0, fs = 0, fd = 0;
     for (uint32_t x = 0; x < t->nhosts; x++)
         for (uint32_t y = 0; y < t->nhosts; y++)
-            if (x != y && t->hops[(size_t)x * t->nhosts + y] > far) {
-                far = t->hops[(size_t)x * t->nhosts + y];
+            if (x != y && topology_hops(t, x, y) != UINT32_MAX && topology_hops(t, x, y) > far) {
+                far = topology_hops(t, x, y);
                 fs = x;
                 fd = y;
             }
