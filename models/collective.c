@@ -756,3 +756,23 @@ gboolean collective_build(struct schedule *s, const struct collective_spec *sp, 
     g_hash_table_destroy(b.win);
     return TRUE;
 }
+
+/* NCCL's chunk size for the double binary tree (Simple protocol, enqueue.cc): start from one
+ * step and halve while there are too few chunks per channel to fill the pipeline of a tree of
+ * depth d (at least 8d chunks down to 128 KiB, 4d down to 64 KiB, d down to 32 KiB). With one
+ * rank per node the tree's depth is floor(log2 nranks). */
+uint64_t collective_tree_chunk(uint64_t size, uint32_t channels, uint32_t nranks)
+{
+    uint64_t depth = 0;
+    while ((2ull << depth) <= nranks)
+        depth++;
+    uint64_t chunk = NCCL_STEP_BYTES;
+    uint64_t ch = channels ? channels : 1;
+    while (size / (ch * chunk) < depth * 8 && chunk > 131072)
+        chunk /= 2;
+    while (size / (ch * chunk) < depth * 4 && chunk > 65536)
+        chunk /= 2;
+    while (size / (ch * chunk) < depth && chunk > 32768)
+        chunk /= 2;
+    return chunk;
+}

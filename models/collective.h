@@ -125,6 +125,9 @@ struct collective_spec {
  * search typically gives two channels per NIC for inter-node rings, and the double binary tree
  * needs one channel per tree), iterations 1, compute 0, start 0, root 0, peer 1, prio 3.
  * Pointers (name, ranks, after) are left NULL for the caller. */
+/* The chunk NCCL would use for a tree AllReduce of `size` bytes (the default when a tree
+ * workload does not set `chunk`). */
+uint64_t collective_tree_chunk(uint64_t size, uint32_t channels, uint32_t nranks);
 void collective_spec_init(struct collective_spec *spec);
 
 /* Appends the job described by spec to s (see the top of this file). On error s is unchanged

@@ -283,6 +283,9 @@ static gboolean build_collective(struct wl_ctx *c, GError **err)
          wl_uint(c, "iterations", 1, 1000000, &spec.iterations, err) &&
          wl_uint(c, "root", 0, ranks.n ? ranks.n - 1 : 0, &spec.root, err) &&
          wl_uint(c, "peer", 0, ranks.n ? ranks.n - 1 : 0, &spec.peer, err);
+    /* the tree shrinks its chunk for small sizes as NCCL does, unless the scenario sets one */
+    if (ok && spec.algorithm == COLL_ALGO_TREE && !wl_get(c, "chunk"))
+        spec.chunk = collective_tree_chunk(spec.size, spec.channels, spec.nranks);
     if (ok && !collective_build(c->sched, &spec, &e)) {
         hostlist_clear(&ranks);
         goto cerr;

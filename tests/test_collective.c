@@ -1091,7 +1091,24 @@ static void test_size_is_linear(void)
     g_free(ranks);
 }
 
+/* NCCL's tree chunk rule (enqueue.cc), worked by hand for 32 ranks (depth 5), 2 channels:
+ * 32 KiB: 0 chunks of 512 KiB per channel < 40 -> 128 KiB (floor of the first loop),
+ * < 20 -> 64 KiB, < 5 -> 32 KiB; 2 MiB: 2 < 40 -> 256 KiB, 4 < 40 -> 128 KiB, 8 < 20 ->
+ * 64 KiB, 16 < 20 but the second loop stops at 64 KiB; 16 MiB: 16 -> 32 -> 128 KiB, then 64 >= 20;
+ * 128 MiB: 128 >= 40, the 512 KiB step stays. 2 ranks (depth 1), 1 MiB: 2 < 8 -> 256 KiB,
+ * 4 < 8 -> 128 KiB, 8 >= 4 and >= 1: 128 KiB. */
+static void test_tree_chunk_rule(void)
+{
+    CU_ASSERT_EQUAL(collective_tree_chunk(32768, 2, 32), 32768);
+    CU_ASSERT_EQUAL(collective_tree_chunk(262144, 2, 32), 32768);
+    CU_ASSERT_EQUAL(collective_tree_chunk(2097152, 2, 32), 65536);
+    CU_ASSERT_EQUAL(collective_tree_chunk(16777216, 2, 32), 131072);
+    CU_ASSERT_EQUAL(collective_tree_chunk(134217728, 2, 32), 524288);
+    CU_ASSERT_EQUAL(collective_tree_chunk(1048576, 1, 2), 131072);
+}
+
 static CU_TestInfo tests[] = {
+    { "tree chunk size follows NCCL's rule", test_tree_chunk_rule },
     { "ring allreduce: 2(N-1)/N S per rank", test_ring_allreduce_bytes },
     { "ring allgather/reducescatter: (N-1)/N S", test_ring_allgather_reducescatter_bytes },
     { "broadcast: S for all but the last", test_broadcast_bytes },
