@@ -392,8 +392,9 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         g_free(mp);
     }
     n->ctrl_prio_mask = (uint8_t)((1u << sc->cnp_priority) | (1u << sc->ack_priority));
+    /* a quantum of at least one jumbo frame per weight unit, so every visit can send */
     for (int q = 0; q < NPRIO; q++)
-        n->dwrr_quantum[q] = 9216; /* equal weights; at least one jumbo frame per round */
+        n->dwrr_quantum[q] = 9216 * sc->dwrr_weight[q];
 
     n->hosts = g_new0(struct host_rt, topo->nhosts);
     for (uint32_t h = 0; h < topo->nhosts; h++) {

@@ -50,7 +50,8 @@ struct port_rt {
     uint8_t pfc_want;          /* PFC: priorities this port asks its peer to pause (XOFF) */
     uint8_t pfc_pending;       /* classes to signal in the next PFC frame */
     uint8_t wd_active;         /* watchdog: priorities whose PFC is ignored and queue dropped */
-    uint8_t rr;                /* DWRR: next data priority to visit */
+    uint8_t rr;                /* DWRR: the data priority whose turn it is */
+    bool rr_granted;           /* DWRR: it has had its quantum for this turn */
     uint64_t rate;
     simtime_t delay;
     uint64_t ps_per_byte;      /* serialisation time of a byte when exact, else 0 */

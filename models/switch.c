@@ -124,21 +124,23 @@ static int pick_queue(struct net *n, struct port_rt *p)
     uint8_t ctrl = ready & n->ctrl_prio_mask;
     if (ctrl)
         return 31 - __builtin_clz(ctrl);
-    /* DWRR (Shreedhar-Varghese): a visited queue gets its quantum and sends while the head
-     * fits; an emptied queue forfeits its deficit. */
-    for (int round = 0; round < 2 * NPRIO + 2; round++) {
+    /* DWRR (Shreedhar-Varghese): the queue whose turn it is gets its quantum once per visit
+     * and sends while its head fits the deficit; then the turn moves on. An empty queue
+     * forfeits its deficit. */
+    for (int step = 0; step < 2 * NPRIO + 2; step++) {
         int q = p->rr;
         if (ready & (1u << q)) {
-            uint32_t head = n->pool[p->q[q].head].frame;
-            if ((uint64_t)p->deficit[q] >= head)
-                return q;
-            p->deficit[q] += n->dwrr_quantum[q];
-            if ((uint64_t)p->deficit[q] >= head)
+            if (!p->rr_granted) {
+                p->deficit[q] += n->dwrr_quantum[q];
+                p->rr_granted = true;
+            }
+            if ((uint64_t)p->deficit[q] >= n->pool[p->q[q].head].frame)
                 return q;
         } else {
             p->deficit[q] = 0;
         }
         p->rr = (uint8_t)((p->rr + 1) % NPRIO);
+        p->rr_granted = false;
     }
     return 31 - __builtin_clz(ready); /* unreachable with quantum >= max frame */
 }

@@ -57,6 +57,7 @@ static const struct keydef keys[] = {
     { "switch", "pfc_pause_quanta", K_UINT, F(pfc_pause_quanta), "65535", NULL, 1, 65535, 4 },
     { "switch", "pfc_watchdog", K_STR, F(watchdog_text), "off", NULL, 0, 0, 0 },
     { "switch", "pfc_watchdog_restore", K_TIME, F(pfc_watchdog_restore), "200ms", NULL, 0, 0, 0 },
+    { "switch", "dwrr_weights", K_STR, F(dwrr_text), "", NULL, 0, 0, 0 },
     { "switch", "deadlock_threshold", K_TIME, F(deadlock_threshold), "1ms", NULL, 0, 0, 0 },
 
     { "nic", "mtu", K_UINT, F(mtu), "4096", NULL, 256, 4096, 4 },
@@ -713,6 +714,32 @@ static gboolean parse_pfc_keys(struct scenario *s, GError **err)
                            "expected off or a detection time such as 200ms (%s)", why ? why : "zero");
         g_free(why);
         return FALSE;
+    }
+    /* DWRR weights between data priorities: "3:4,4:1"; unnamed priorities weigh 1 */
+    for (int q = 0; q < 8; q++)
+        s->dwrr_weight[q] = 1;
+    if (*s->dwrr_text) {
+        char **parts = g_strsplit(s->dwrr_text, ",", -1);
+        gboolean ok = TRUE;
+        for (int i = 0; parts[i] && ok; i++) {
+            char *p = g_strstrip(parts[i]), *end = NULL;
+            guint64 prio = g_ascii_strtoull(p, &end, 10);
+            guint64 w = 0;
+            ok = end != p && *end == ':' && prio < 8;
+            if (ok) {
+                char *wt = end + 1;
+                w = g_ascii_strtoull(wt, &end, 10);
+                ok = end != wt && !*end && w >= 1 && w <= 1000;
+            }
+            if (ok)
+                s->dwrr_weight[prio] = (uint32_t)w;
+        }
+        g_strfreev(parts);
+        if (!ok) {
+            scenario_key_error(err, s, "switch", "dwrr_weights", s->dwrr_text,
+                               "expected PRIORITY:WEIGHT pairs such as 3:4,4:1 (priorities 0-7, weights 1-1000)");
+            return FALSE;
+        }
     }
     if (s->lossless_mask & ((1u << s->cnp_priority) | (1u << s->ack_priority))) {
         scenario_key_error(err, s, "switch", "lossless_priorities", s->lossless_priorities_text,

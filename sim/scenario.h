@@ -81,6 +81,8 @@ struct scenario {
     simtime_t pfc_watchdog_restore;
     uint32_t pfc_pause_quanta;
     simtime_t deadlock_threshold;
+    char *dwrr_text;
+    uint32_t dwrr_weight[8];   /* DWRR weight per data priority (1 = equal share) */
     /* [nic] */
     uint32_t mtu;
     enum cc_kind cc;
