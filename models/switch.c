@@ -124,6 +124,16 @@ static int pick_queue(struct net *n, struct port_rt *p)
     uint8_t ctrl = ready & n->ctrl_prio_mask;
     if (ctrl)
         return 31 - __builtin_clz(ctrl);
+    uint8_t data = ready & (uint8_t)~n->ctrl_prio_mask;
+    if (!(data & (data - 1))) {
+        /* one data queue backlogged: it has the link; keep it at the start of a fresh turn so
+         * DWRR resumes fairly when another queue fills */
+        int q = 31 - __builtin_clz(data);
+        p->rr = (uint8_t)q;
+        p->deficit[q] = n->dwrr_quantum[q];
+        p->rr_granted = true;
+        return q;
+    }
     /* DWRR (Shreedhar-Varghese): the queue whose turn it is gets its quantum once per visit
      * and sends while its head fits the deficit; then the turn moves on. An empty queue
      * forfeits its deficit. */
