@@ -433,33 +433,57 @@ static void transfers_free(transfers_cols *t)
     g_array_free(t->slowdown, TRUE);
 }
 
+/* Opens DIR/FILE for a figure and checks it has the `need` columns (their indices go to idx).
+ * Returns the reader; or NULL with *status 0 when the figure is to be skipped (no file, or a
+ * file without rows: *why says which, when why is not NULL) or -1 on an error (in *err). */
+static metrics_csv *open_input(const plot_ctx *c, const char *file, const char *const *need, int *idx,
+                               const char *empty_why, char **why, int *status, GError **err)
+{
+    char *path = in_dir(c, file);
+    GError *e = NULL;
+    metrics_csv *csv = metrics_csv_open(path, &e);
+    g_free(path);
+    *status = 0;
+    if (!csv) {
+        if (g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
+            if (why)
+                *why = g_strdup_printf("no %s", file);
+            g_error_free(e);
+            return NULL;
+        }
+        g_propagate_error(err, e);
+        *status = -1;
+        return NULL;
+    }
+    if (metrics_csv_ncols(csv) == 0) {
+        metrics_csv_close(csv);
+        if (why)
+            *why = g_strdup(empty_why);
+        return NULL;
+    }
+    if (!metrics_csv_require(csv, need, idx, err)) {
+        metrics_csv_close(csv);
+        *status = -1;
+        return NULL;
+    }
+    return csv;
+}
+
 /* 1 = read, 0 = no file, -1 = error. */
 static int read_transfers(const plot_ctx *c, transfers_cols *t, GError **err)
 {
     t->fct = g_array_new(FALSE, FALSE, sizeof(double));
     t->ideal = g_array_new(FALSE, FALSE, sizeof(double));
     t->slowdown = g_array_new(FALSE, FALSE, sizeof(double));
-    char *path = in_dir(c, "transfers.csv");
-    GError *e = NULL;
-    metrics_csv *csv = metrics_csv_open(path, &e);
-    g_free(path);
-    if (!csv) {
-        if (g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
-            g_error_free(e);
-            return 0;
-        }
-        g_propagate_error(err, e);
-        return -1;
-    }
-    if (metrics_csv_ncols(csv) == 0) {
-        metrics_csv_close(csv);
-        return 1;
-    }
     static const char *const need[] = { "fct_ns", NULL };
-    int fct_col;
-    if (!metrics_csv_require(csv, need, &fct_col, err)) {
-        metrics_csv_close(csv);
-        return -1;
+    int fct_col, status;
+    char *why = NULL;
+    metrics_csv *csv = open_input(c, "transfers.csv", need, &fct_col, "empty", &why, &status, err);
+    if (!csv) {
+        /* a file without rows is read (nothing in it); a missing file is 0 */
+        gboolean empty = status == 0 && !g_strcmp0(why, "empty");
+        g_free(why);
+        return empty ? 1 : status;
     }
     int ideal_col = metrics_csv_column(csv, "ideal_ns");
     int slow_col = metrics_csv_column(csv, "slowdown");
@@ -637,30 +661,12 @@ static gint cmp_pfc_name(gconstpointer a, gconstpointer b)
 
 static int fig_pfc_pauses(plot_ctx *c, const char *name, char **why, GError **err)
 {
-    char *path = in_dir(c, "pfc.csv");
-    GError *e = NULL;
-    metrics_csv *csv = metrics_csv_open(path, &e);
-    g_free(path);
-    if (!csv) {
-        if (g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
-            *why = g_strdup("no pfc.csv");
-            g_error_free(e);
-            return 0;
-        }
-        g_propagate_error(err, e);
-        return -1;
-    }
-    if (metrics_csv_ncols(csv) == 0) {
-        metrics_csv_close(csv);
-        *why = g_strdup("pfc.csv is empty (no pauses)");
-        return 0;
-    }
     static const char *const need[] = { "t_ns", "node", "port", "prio", "event", NULL };
     int idx[5];
-    if (!metrics_csv_require(csv, need, idx, err)) {
-        metrics_csv_close(csv);
-        return -1;
-    }
+    int status;
+    metrics_csv *csv = open_input(c, "pfc.csv", need, idx, "pfc.csv is empty (no pauses)", why, &status, err);
+    if (!csv)
+        return status;
     int dur_col = metrics_csv_column(csv, "duration_ns");
     GHashTable *rows = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                              (GDestroyNotify)pfc_row_free);
@@ -831,30 +837,12 @@ static gint cmp_double_ptr(gconstpointer a, gconstpointer b, gpointer unused)
 
 static int fig_ecn_cnp(plot_ctx *c, const char *name, char **why, GError **err)
 {
-    char *path = in_dir(c, "counters.csv");
-    GError *e = NULL;
-    metrics_csv *csv = metrics_csv_open(path, &e);
-    g_free(path);
-    if (!csv) {
-        if (g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
-            *why = g_strdup("no counters.csv");
-            g_error_free(e);
-            return 0;
-        }
-        g_propagate_error(err, e);
-        return -1;
-    }
-    if (metrics_csv_ncols(csv) == 0) {
-        metrics_csv_close(csv);
-        *why = g_strdup("counters.csv is empty");
-        return 0;
-    }
     static const char *const need[] = { "t_ns", "node", "port", "counter", "value", NULL };
     int idx[5];
-    if (!metrics_csv_require(csv, need, idx, err)) {
-        metrics_csv_close(csv);
-        return -1;
-    }
+    int status;
+    metrics_csv *csv = open_input(c, "counters.csv", need, idx, "counters.csv is empty", why, &status, err);
+    if (!csv)
+        return status;
     /* Increments per interval end time, per line: the counters are cumulative. */
     GTree *inc[N_ECN_LINES];
     for (size_t i = 0; i < N_ECN_LINES; i++)
@@ -1069,30 +1057,12 @@ static void coll_series_free(coll_series *s)
 
 static int fig_collectives(plot_ctx *c, const char *name, char **why, GError **err)
 {
-    char *path = in_dir(c, "collectives.csv");
-    GError *e = NULL;
-    metrics_csv *csv = metrics_csv_open(path, &e);
-    g_free(path);
-    if (!csv) {
-        if (g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
-            *why = g_strdup("no collectives.csv");
-            g_error_free(e);
-            return 0;
-        }
-        g_propagate_error(err, e);
-        return -1;
-    }
-    if (metrics_csv_ncols(csv) == 0) {
-        metrics_csv_close(csv);
-        *why = g_strdup("collectives.csv is empty");
-        return 0;
-    }
     static const char *const need[] = { "job", "op", "iteration", "time_us", NULL };
     int idx[4];
-    if (!metrics_csv_require(csv, need, idx, err)) {
-        metrics_csv_close(csv);
-        return -1;
-    }
+    int status;
+    metrics_csv *csv = open_input(c, "collectives.csv", need, idx, "collectives.csv is empty", why, &status, err);
+    if (!csv)
+        return status;
     GPtrArray *series = g_ptr_array_new_with_free_func((GDestroyNotify)coll_series_free);
     GHashTable *by_job = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     double tmax = 0, itmax = 0, itmin = G_MAXDOUBLE;
