@@ -1,4 +1,5 @@
 /* rocesim: packet-level simulator of RoCEv2 fabrics. Dispatches to the subcommands. */
+#include <glib.h>
 #include <stdio.h>
 #include <string.h>
 #include "sim/commands.h"
@@ -46,8 +47,13 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name))
+        if (!strcmp(argv[1], commands[i].name)) {
+            /* `rocesim run --help` then reads "Usage: rocesim run [OPTION…] SCENARIO" */
+            char *prg = g_strdup_printf("rocesim %s", commands[i].name);
+            g_set_prgname(prg);
+            g_free(prg);
             return commands[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "rocesim: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return 2;
