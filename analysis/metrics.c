@@ -403,6 +403,9 @@ gboolean metrics_csv_read_column(const char *path, const char *name, double **va
     int r;
     while ((r = metrics_csv_next(c, err)) == 1) {
         double v;
+        const char *f = metrics_csv_field(c, (guint)col);
+        if (!f || !*f)
+            continue; /* an empty cell has no value (an unfinished transfer's fct_ns) */
         if (!metrics_csv_double(c, col, &v, err)) {
             r = -1;
             break;

@@ -490,6 +490,9 @@ static int read_transfers(const plot_ctx *c, transfers_cols *t, GError **err)
     int r;
     while ((r = metrics_csv_next(csv, err)) == 1) {
         double f, i = 0, s = 0;
+        const char *fct = metrics_csv_field(csv, (guint)fct_col);
+        if (!fct || !*fct)
+            continue; /* unfinished transfer: no FCT to plot */
         if (!metrics_csv_double(csv, fct_col, &f, err) ||
             (ideal_col >= 0 && !metrics_csv_double(csv, ideal_col, &i, err)) ||
             (slow_col >= 0 && !metrics_csv_double(csv, slow_col, &s, err))) {

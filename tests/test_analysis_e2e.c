@@ -223,6 +223,27 @@ static void test_plots_and_report(void)
     g_free(cmd);
 }
 
+/* Unfinished transfers (empty fct_ns) neither break the plots nor compare. */
+static void test_unfinished_transfers(void)
+{
+    char *tmp = test_tmpdir();
+    char *out = g_build_filename(tmp, "u", NULL);
+    char *s = test_data_path("analysis/unfinished.ini");
+    char *cmd = g_strdup_printf("%s run %s -o %s -q", test_rocesim_bin(), s, out);
+    char *log = NULL;
+    CU_ASSERT_EQUAL(test_run(cmd, &log), 0);
+    CU_ASSERT_PTR_NULL(strstr(log, "warning"));
+    g_free(log);
+    g_free(cmd);
+    cmd = g_strdup_printf("%s compare %s %s -o %s/cmp", test_rocesim_bin(), out, out, tmp);
+    CU_ASSERT_EQUAL(test_run(cmd, NULL), 0);
+    g_free(cmd);
+    g_free(s);
+    g_free(out);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
 static int cleanup(void)
 {
     if (run_dir) {
@@ -239,6 +260,7 @@ static CU_TestInfo tests[] = {
     { "pcap-stats on a simulated capture reproduces counters and bytes", test_pcap_stats_reproduces },
     { "compare: self is identical, Kmin 20KB vs 400KB differs", test_compare_real_runs },
     { "plots of a real run and the report in headless Chromium", test_plots_and_report },
+    { "unfinished transfers: plots and compare without errors", test_unfinished_transfers },
     CU_TEST_INFO_NULL,
 };
 
