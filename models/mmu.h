@@ -21,9 +21,10 @@ struct mmu_config {
     bool pfc;
 };
 
-/* Per ingress (port, priority) occupancy, split by where it was charged. */
+/* Per ingress (port, priority) occupancy, split by where it was charged (32-bit: switch
+ * buffers are limited to 4 GiB, and this sits on the packet path of every port). */
 struct mmu_ingress {
-    uint64_t reserve, shared, headroom;
+    uint32_t reserve, shared, headroom;
 };
 
 struct mmu_port {

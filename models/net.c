@@ -225,7 +225,7 @@ static void sample_tick(void *ctx, uint64_t arg)
         for (int q = 0; q < NPRIO; q++) {
             tot += p->q[q].bytes;
             if (p->q[q].bytes != p->q_sampled_prio[q]) {
-                fprintf(s->queues, "%" G_GUINT64_FORMAT ",%s,%u,%d,%" G_GUINT64_FORMAT "\n", t_ns,
+                fprintf(s->queues, "%" G_GUINT64_FORMAT ",%s,%u,%d,%u\n", t_ns,
                         n->topo->nodes[p->node].name, p->local, q, p->q[q].bytes);
                 p->q_sampled_prio[q] = p->q[q].bytes;
             }

@@ -19,11 +19,12 @@
 #define NPRIO 8
 #define NONE32 UINT32_MAX
 
-/* A FIFO of packets linked through packet.next. */
+/* A FIFO of packets linked through packet.next. 16 bytes: the eight of a port share two
+ * cache lines (switch buffers are limited to 4 GiB, so 32-bit byte counts suffice). */
 struct pktq {
     uint32_t head, tail;
     uint32_t pkts;
-    uint64_t bytes;            /* frame bytes (buffer occupancy) */
+    uint32_t bytes;            /* frame bytes (buffer occupancy) */
 };
 
 /* Time-weighted histogram of a port's queue depth (1/8-octave bins) for percentiles. */
@@ -63,7 +64,7 @@ struct port_rt {
     struct timer txt;          /* fires when the port can send again */
     /* egress queues (switch ports) */
     struct pktq q[NPRIO];
-    int64_t deficit[NPRIO];    /* DWRR */
+    int32_t deficit[NPRIO];    /* DWRR */
     struct mmu_port mmu;       /* ingress accounting (switch ports) */
 
     /* PFC, transmitter side */
@@ -85,7 +86,7 @@ struct port_rt {
     uint64_t drops[NPRIO];
     uint64_t q_sampled;        /* total occupancy at the last sample */
     simtime_t q_sampled_at;
-    uint64_t q_sampled_prio[NPRIO];
+    uint32_t q_sampled_prio[NPRIO];
     struct qhist *hist;        /* switch ports only */
 };
 

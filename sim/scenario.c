@@ -776,6 +776,12 @@ static gboolean validate(struct scenario *s, GError **err)
                            "Kmin must not exceed ecn_kmax (%s)", units_format_size(s->ecn_kmax, b, sizeof b));
         return FALSE;
     }
+    if (s->buffer > 0xFFFFFFFFull) {
+        char a[32];
+        scenario_key_error(err, s, "switch", "buffer", units_format_size(s->buffer, a, sizeof a),
+                           "at most 4GiB per switch");
+        return FALSE;
+    }
     if (s->buffer < 64 * 1024) {
         char a[32];
         scenario_key_error(err, s, "switch", "buffer", units_format_size(s->buffer, a, sizeof a),

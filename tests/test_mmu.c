@@ -37,7 +37,8 @@ static void expect_in(int port, int prio, uint64_t reserve, uint64_t shared, uin
         fprintf(stderr, "\n  port %d prio %d: reserve %" G_GUINT64_FORMAT " shared %" G_GUINT64_FORMAT
                         " headroom %" G_GUINT64_FORMAT " (want %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
                         " %" G_GUINT64_FORMAT ")\n",
-                port, prio, in->reserve, in->shared, in->headroom, reserve, shared, headroom);
+                port, prio, (uint64_t)in->reserve, (uint64_t)in->shared, (uint64_t)in->headroom, reserve, shared,
+                headroom);
     CU_ASSERT_EQUAL(in->reserve, reserve);
     CU_ASSERT_EQUAL(in->shared, shared);
     CU_ASSERT_EQUAL(in->headroom, headroom);
@@ -128,7 +129,7 @@ static void test_reserve_then_shared_split(void)
     if (M.shared_used != 500)
         fprintf(stderr, "\n  model differs from models.md 4: a 1500 B frame into an empty 1000 B reserve is charged"
                         " reserve %" G_GUINT64_FORMAT ", shared %" G_GUINT64_FORMAT " (expected 1000 + 500)\n",
-                P[0].in[LL].reserve, P[0].in[LL].shared);
+                (uint64_t)P[0].in[LL].reserve, (uint64_t)P[0].in[LL].shared);
     CU_ASSERT_EQUAL(M.shared_used, 500);
     expect_in(0, LL, 1000, 500, 0);
 }
@@ -208,7 +209,8 @@ static void test_headroom_never_overflows(void)
         fprintf(stderr, "\n  model differs from models.md 4: headroom charged %" G_GUINT64_FORMAT
                         " B, its size is %" G_GUINT64_FORMAT " B (shared %" G_GUINT64_FORMAT ", thr %" G_GUINT64_FORMAT
                         "; expected the frame in shared)\n",
-                P[0].in[LL].headroom, P[0].headroom_size, P[0].in[LL].shared, mmu_threshold(&M, &P[0]));
+                (uint64_t)P[0].in[LL].headroom, P[0].headroom_size, (uint64_t)P[0].in[LL].shared,
+                mmu_threshold(&M, &P[0]));
     CU_ASSERT(P[0].in[LL].headroom <= P[0].headroom_size);
     CU_ASSERT_EQUAL(M.used, 1000 + 11000 + 5000 + 1000);
 }
