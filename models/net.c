@@ -324,6 +324,12 @@ uint64_t net_port_headroom(const struct scenario *sc, uint64_t rate, simtime_t d
 struct qp_key {
     uint32_t src, dst, tag;
 };
+
+/* A QP found while scanning the transfers: its key and the priority of its first transfer. */
+struct qp_found {
+    struct qp_key key;
+    uint8_t prio;
+};
 static guint qp_key_hash(gconstpointer k)
 {
     const struct qp_key *q = k;
@@ -417,7 +423,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     n->xfers = g_new0(struct xfer_rt, n->nxfers ? n->nxfers : 1);
     n->dep_off = g_new0(uint32_t, n->nxfers + 1);
     GHashTable *qpmap = g_hash_table_new_full(qp_key_hash, qp_key_eq, g_free, NULL);
-    GArray *qpinit = g_array_new(FALSE, FALSE, sizeof(struct qp_key));
+    GArray *qpinit = g_array_new(FALSE, FALSE, sizeof(struct qp_found));
     for (uint32_t i = 0; i < n->nxfers; i++) {
         const struct transfer *t = schedule_get(sched, i);
         if (t->src >= topo->nhosts || t->dst >= topo->nhosts) {
@@ -450,7 +456,8 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
             x->qp = GPOINTER_TO_UINT(v);
         } else {
             x->qp = qpinit->len;
-            g_array_append_val(qpinit, key);
+            struct qp_found f = { key, t->prio };
+            g_array_append_val(qpinit, f);
             g_hash_table_insert(qpmap, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(x->qp));
         }
         x->npkts = (uint32_t)((t->bytes + sc->mtu - 1) / sc->mtu);
@@ -472,21 +479,16 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     n->qps = g_new0(struct qp_rt, n->nqps ? n->nqps : 1);
     uint32_t *per_host = g_new0(uint32_t, topo->nhosts);
     for (uint32_t q = 0; q < n->nqps; q++)
-        per_host[g_array_index(qpinit, struct qp_key, q).src]++;
+        per_host[g_array_index(qpinit, struct qp_found, q).key.src]++;
     for (uint32_t h = 0; h < topo->nhosts; h++) {
         n->hosts[h].heap_cap = per_host[h] ? per_host[h] : 1;
         n->hosts[h].heap = g_new(uint32_t, n->hosts[h].heap_cap);
     }
     g_free(per_host);
     for (uint32_t q = 0; q < n->nqps; q++) {
-        struct qp_key *k = &g_array_index(qpinit, struct qp_key, q);
-        /* the priority of a QP is that of its first transfer */
-        nic_init_qp(n, q, k->src, k->dst, 0);
-    }
-    for (uint32_t i = 0; i < n->nxfers; i++) {
-        const struct transfer *t = schedule_get(sched, i);
-        if (n->xfers[i].qp != NONE32 && n->qps[n->xfers[i].qp].psn_end == 0 && n->qps[n->xfers[i].qp].prio == 0)
-            n->qps[n->xfers[i].qp].prio = t->prio;
+        /* a QP sends on the priority of its first transfer (a QP has one service level) */
+        const struct qp_found *f = &g_array_index(qpinit, struct qp_found, q);
+        nic_init_qp(n, q, f->key.src, f->key.dst, f->prio);
     }
     g_array_free(qpinit, TRUE);
 

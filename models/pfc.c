@@ -116,7 +116,7 @@ static void unpause(struct net *n, struct port_rt *p, int q)
     log_event(n, p, q, "resume", d);
 }
 
-static void rearm_expire(struct net *n, struct port_rt *p)
+static void rearm_expire(struct port_rt *p)
 {
     simtime_t next = SIMTIME_NEVER;
     for (int q = 0; q < NPRIO; q++)
@@ -126,7 +126,6 @@ static void rearm_expire(struct net *n, struct port_rt *p)
         timer_cancel(&p->pfc_expire);
     else
         timer_set(&p->pfc_expire, next);
-    (void)n;
 }
 
 static void nic_unpark(struct net *n, struct port_rt *p);
@@ -139,7 +138,7 @@ static void pfc_expire_fire(void *ctx, uint64_t arg)
     for (int q = 0; q < NPRIO; q++)
         if ((p->paused & (1u << q)) && p->pause_until[q] <= n->eng.now)
             unpause(n, p, q);
-    rearm_expire(n, p);
+    rearm_expire(p);
     nic_unpark(n, p);
     port_kick(n, p);
 }
@@ -171,7 +170,7 @@ void pfc_receive(struct net *n, struct port_rt *in, uint32_t i)
         }
     }
     pkt_free(n, i);
-    rearm_expire(n, in);
+    rearm_expire(in);
     nic_unpark(n, in);
     port_kick(n, in);
 }
@@ -249,7 +248,7 @@ static void wd_fire(void *ctx, uint64_t arg)
             next = now + n->sc->pfc_watchdog;
         }
     }
-    rearm_expire(n, p);
+    rearm_expire(p);
     if (next != SIMTIME_NEVER)
         timer_set(&p->wd_timer, next);
     port_kick(n, p);
