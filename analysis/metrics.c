@@ -1,5 +1,6 @@
 /* Statistics and results-folder reading shared by the analysis commands. See metrics.h. */
 #include "analysis/metrics.h"
+#include "sim/units.h"
 
 #include <errno.h>
 #include <math.h>
@@ -104,29 +105,15 @@ double metrics_algbw_GBps(double bytes, double time_ns)
 
 gboolean metrics_parse_bytes(const char *s, double *bytes)
 {
-    static const struct {
-        const char *unit;
-        double mult;
-    } units[] = {
-        { "B", 1 },       { "KB", 1e3 },          { "KiB", 1024.0 },
-        { "MB", 1e6 },    { "MiB", 1048576.0 },   { "GB", 1e9 },
-        { "GiB", 1073741824.0 },
-    };
-    if (!s)
+    /* the simulator's own unit parser, so a threshold reads the same here as in a scenario */
+    uint64_t b;
+    char *why = NULL;
+    if (!units_parse_size(s, &b, &why)) {
+        g_free(why);
         return FALSE;
-    char *end = NULL;
-    double v = g_ascii_strtod(s, &end);
-    if (end == s || !isfinite(v) || v < 0)
-        return FALSE;
-    while (*end == ' ')
-        end++;
-    for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
-        if (!strcmp(end, units[i].unit)) {
-            *bytes = v * units[i].mult;
-            return TRUE;
-        }
     }
-    return FALSE;
+    *bytes = (double)b;
+    return TRUE;
 }
 
 /* ---- CSV --------------------------------------------------------------------------------- */

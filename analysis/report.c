@@ -250,13 +250,18 @@ static void tiles(GString *h, JsonObject *m)
     static const char *const keys[] = { "completion_ns", "fct_p99_ns", "slowdown_p99",
                                         "max_queue_bytes", "paused_fraction", "drops_lossless",
                                         "ecn_marked", "collective_time_p99_us", "busbw_GBps" };
+    /* with no completed transfer, completion and FCT figures are not zero but undefined */
+    double done = 1;
+    gboolean none_done = metrics_json_number(m, "transfers_completed", &done) && done == 0;
     g_string_append(h, "<div class=\"tiles\">\n");
     for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
         double v;
         if (!metrics_json_number(m, keys[i], &v))
             continue;
         gboolean bad = (!strcmp(keys[i], "drops_lossless") && v > 0);
-        char *s = metrics_format(keys[i], v);
+        gboolean undefined = none_done && (!strcmp(keys[i], "completion_ns") || !strcmp(keys[i], "fct_p99_ns") ||
+                                           !strcmp(keys[i], "slowdown_p99"));
+        char *s = undefined ? g_strdup("none completed") : metrics_format(keys[i], v);
         const char *label = metrics_key_label(keys[i]);
         g_string_append_printf(h, "<div class=\"tile%s\"><div class=\"v\">", bad ? " bad" : "");
         report_html_escape(h, s);
