@@ -23,14 +23,44 @@ struct dcqcn_state {
     bool last_inc_timer;       /* the last increase came from the timer */
 };
 
+/* DCTCP, rate-based (models.md 6.3): alpha per window of ACKs, one cut per window with
+ * ECN-echo, additive increase per window without. */
+struct dctcp_state {
+    double alpha;
+    uint32_t window_end;       /* PSN that closes the current observation window */
+    uint32_t acked, marked;    /* packets acknowledged / with ECN-echo in the window */
+    uint32_t cwr_end;          /* no further cut until this PSN is acknowledged */
+    bool in_cwr;
+};
+
+/* TIMELY (models.md 6.2): RTT gradient, one decision per RTT. */
+struct timely_state {
+    double rtt_diff;           /* EWMA of consecutive RTT differences, ps */
+    simtime_t prev_rtt;
+    uint32_t update_end;       /* PSN after which the next decision is taken */
+    uint32_t increases;        /* consecutive increases (hyper increase after 5) */
+};
+
 struct cc_flow {
     double rate;               /* current sending rate Rc, bit/s: the pacing rate */
     double line;               /* port speed, bit/s */
     const struct dcqcn_params *dcqcn;
+    const struct scenario *sc;
     uint64_t cnp_handled;      /* rp_cnp_handled */
     union {
         struct dcqcn_state d;
+        struct dctcp_state c;
+        struct timely_state t;
     } u;
+};
+
+/* What an acknowledgement tells the sender. */
+struct cc_ack {
+    simtime_t rtt;             /* now - the data packet's send time, echoed in the ACK */
+    uint32_t acked_pkts;       /* packets newly acknowledged */
+    uint32_t ack_psn;          /* everything below this PSN is acknowledged */
+    uint32_t snd_nxt;          /* next PSN the sender will send */
+    bool ece;                  /* ECN-echo: a CE-marked packet arrived since the last ACK */
 };
 
 struct cc_ops {
@@ -39,6 +69,7 @@ struct cc_ops {
     void (*advance)(struct cc_flow *f, simtime_t now);
     void (*on_cnp)(struct cc_flow *f, simtime_t now);
     void (*on_send)(struct cc_flow *f, simtime_t now, uint32_t bytes);
+    void (*on_ack)(struct cc_flow *f, simtime_t now, const struct cc_ack *ack);
     /* The next time the rate may change by itself (a timer of the algorithm), or NEVER.
      * A QP waiting for its pacing slot wakes up then to re-pace at the new rate. */
     simtime_t (*next_change)(const struct cc_flow *f);
@@ -46,6 +77,14 @@ struct cc_ops {
 
 extern const struct cc_ops cc_none_ops;
 extern const struct cc_ops cc_dcqcn_ops;
+extern const struct cc_ops cc_dctcp_ops;
+extern const struct cc_ops cc_timely_ops;
+/* no-op hooks for algorithms that ignore an event */
+void cc_ignore_cnp(struct cc_flow *f, simtime_t now);
+void cc_ignore_send(struct cc_flow *f, simtime_t now, uint32_t bytes);
+void cc_ignore_ack(struct cc_flow *f, simtime_t now, const struct cc_ack *ack);
+void cc_no_advance(struct cc_flow *f, simtime_t now);
+simtime_t cc_never_changes(const struct cc_flow *f);
 const struct cc_ops *cc_ops_for(enum cc_kind kind);
 
 #endif

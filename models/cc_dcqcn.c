@@ -23,6 +23,7 @@ static void dcqcn_init(struct cc_flow *f, const struct scenario *s, double line,
     (void)now;
     f->line = line;
     f->dcqcn = &s->dcqcn;
+    f->sc = s;
     f->rate = max_rate(f);
     struct dcqcn_state *d = &f->u.d;
     *d = (struct dcqcn_state){ 0 };
@@ -238,22 +239,34 @@ static simtime_t dcqcn_next_change(const struct cc_flow *f)
 }
 
 const struct cc_ops cc_dcqcn_ops = { "dcqcn", dcqcn_init, dcqcn_advance, dcqcn_on_cnp, dcqcn_on_send,
-                                     dcqcn_next_change };
+                                     cc_ignore_ack, dcqcn_next_change };
+
+void cc_ignore_cnp(struct cc_flow *f, simtime_t now) { (void)now; f->cnp_handled++; }
+void cc_ignore_send(struct cc_flow *f, simtime_t now, uint32_t b) { (void)f; (void)now; (void)b; }
+void cc_ignore_ack(struct cc_flow *f, simtime_t now, const struct cc_ack *a) { (void)f; (void)now; (void)a; }
+void cc_no_advance(struct cc_flow *f, simtime_t now) { (void)f; (void)now; }
+simtime_t cc_never_changes(const struct cc_flow *f) { (void)f; return SIMTIME_NEVER; }
 
 static void none_init(struct cc_flow *f, const struct scenario *s, double line, simtime_t now)
 {
-    (void)s;
     (void)now;
+    f->sc = s;
     f->line = line;
     f->rate = line;
 }
-static void none_advance(struct cc_flow *f, simtime_t now) { (void)f; (void)now; }
-static void none_on_cnp(struct cc_flow *f, simtime_t now) { (void)now; f->cnp_handled++; }
-static void none_on_send(struct cc_flow *f, simtime_t now, uint32_t b) { (void)f; (void)now; (void)b; }
-static simtime_t none_next_change(const struct cc_flow *f) { (void)f; return SIMTIME_NEVER; }
-const struct cc_ops cc_none_ops = { "none", none_init, none_advance, none_on_cnp, none_on_send, none_next_change };
+const struct cc_ops cc_none_ops = { "none", none_init, cc_no_advance, cc_ignore_cnp, cc_ignore_send, cc_ignore_ack,
+                                    cc_never_changes };
 
 const struct cc_ops *cc_ops_for(enum cc_kind kind)
 {
-    return kind == CC_DCQCN ? &cc_dcqcn_ops : &cc_none_ops;
+    switch (kind) {
+    case CC_DCQCN:
+        return &cc_dcqcn_ops;
+    case CC_DCTCP:
+        return &cc_dctcp_ops;
+    case CC_TIMELY:
+        return &cc_timely_ops;
+    default:
+        return &cc_none_ops;
+    }
 }

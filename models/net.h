@@ -126,6 +126,7 @@ struct qp_rt {
     uint32_t epsn;
     uint32_t unacked;
     bool nak_sent;
+    bool ce_since_ack;         /* ECN-echo for the next ACK */
     simtime_t last_nak;
     simtime_t last_cnp;
     bool cnp_ever;

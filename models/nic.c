@@ -319,8 +319,8 @@ static void wake_fire(void *ctx, uint64_t host)
 
 /* ---------- control packets ---------- */
 
-static void send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind kind,
-                      uint32_t qp, uint32_t psn, uint8_t prio)
+static uint32_t send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind kind,
+                          uint32_t qp, uint32_t psn, uint8_t prio)
 {
     uint32_t i = pkt_alloc(n);
     struct packet *pk = &n->pool[i];
@@ -343,6 +343,20 @@ static void send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind k
     struct host_rt *h = &n->hosts[from];
     pktq_push(n, &h->ctrl, i);
     port_kick(n, &n->ports[h->port]);
+    return i;
+}
+
+/* An ACK for data packet `data`: it echoes the data's send time (the sender's RTT sample) and
+ * whether a CE-marked packet arrived since the previous ACK (ECN-echo, for DCTCP). */
+static void send_ack(struct net *n, struct qp_rt *q, const struct packet *data, enum pkt_kind kind, uint32_t psn)
+{
+    simtime_t echo = data->sent_at;
+    bool ece = q->ce_since_ack;
+    uint32_t i = send_ctrl(n, q->dst, q->src, kind, data->qp, psn, n->sc->ack_priority);
+    n->pool[i].sent_at = echo;
+    if (ece)
+        n->pool[i].flags |= PKT_F_ECE;
+    q->ce_since_ack = false;
 }
 
 /* ---------- receiving ---------- */
@@ -355,6 +369,7 @@ static void responder_data(struct net *n, struct packet *pk)
     h->rx_bytes += pk->payload;
     if (pk->ecn == ECN_CE) {
         h->np_ecn_marked_roce_packets++;
+        q->ce_since_ack = true;
         if (n->sc->cc == CC_DCQCN &&
             (!q->cnp_ever || now - q->last_cnp >= n->sc->dcqcn.min_time_between_cnps)) {
             q->cnp_ever = true;
@@ -372,7 +387,7 @@ static void responder_data(struct net *n, struct packet *pk)
             xfer_finished(n, pk->transfer);
         if (++q->unacked >= n->sc->ack_every || last) {
             q->unacked = 0;
-            send_ctrl(n, q->dst, q->src, PKT_ACK, pk->qp, q->epsn - 1, n->sc->ack_priority);
+            send_ack(n, q, pk, PKT_ACK, q->epsn - 1);
         }
     } else if (pk->psn > q->epsn) {
         h->out_of_sequence++;
@@ -381,12 +396,12 @@ static void responder_data(struct net *n, struct packet *pk)
         if (!q->nak_sent || n->eng.now - q->last_nak >= n->sc->nak_interval) {
             q->nak_sent = true;
             q->last_nak = n->eng.now;
-            send_ctrl(n, q->dst, q->src, PKT_NAK, pk->qp, q->epsn, n->sc->ack_priority);
+            send_ack(n, q, pk, PKT_NAK, q->epsn);
         }
     } else {
         h->duplicate_request++;
         if (pk->flags & PKT_F_LAST) /* re-acknowledge so a sender that lost the ACK moves on */
-            send_ctrl(n, q->dst, q->src, PKT_ACK, pk->qp, q->epsn - 1, n->sc->ack_priority);
+            send_ack(n, q, pk, PKT_ACK, q->epsn - 1);
     }
 }
 
@@ -396,6 +411,11 @@ static void requester_ack(struct net *n, struct packet *pk)
     struct qp_rt *q = &n->qps[id];
     uint32_t acked = pk->kind == PKT_ACK ? pk->psn + 1 : pk->psn;
     if (acked > q->snd_una && acked <= q->psn_end) {
+        struct cc_ack a = { .rtt = n->eng.now - pk->sent_at, .acked_pkts = acked - q->snd_una, .ack_psn = acked,
+                            .snd_nxt = q->snd_nxt, .ece = pk->flags & PKT_F_ECE };
+        n->cc->on_ack(&q->cc, n->eng.now, &a);
+        if (q->cc.rate != q->rate_logged)
+            sampler_rate_changed(n, id);
         q->snd_una = acked;
         q->last_progress = n->eng.now;
         while (q->msg_head != NONE32) {

@@ -20,6 +20,7 @@ enum { ECN_NOT_ECT = 0, ECN_ECT1 = 1, ECN_ECT0 = 2, ECN_CE = 3 };
 #define PKT_F_FIRST   0x01  /* first packet of a message: carries RETH */
 #define PKT_F_LAST    0x02  /* last packet of a message */
 #define PKT_F_RETX    0x04  /* a retransmission */
+#define PKT_F_ECE     0x08  /* ACK/NAK: ECN-echo, a CE mark arrived since the previous ACK */
 
 /* RoCEv2 framing (IPv4, no VLAN), see shared/reference/models.md section 5. */
 #define ROCE_HDR_BYTES   62u   /* Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 */
@@ -48,7 +49,7 @@ struct packet {
     uint8_t  pfc_vector;    /* PFC: class-enable vector */
     uint16_t pfc_quanta;    /* PFC: pause time in quanta for the enabled class(es); 0 = XON */
     uint32_t src_qpn, dst_qpn; /* 24-bit QP numbers as they appear in BTH */
-    simtime_t sent_at;      /* when the NIC first put it on the wire (for RTT-based CC) */
+    simtime_t sent_at;      /* data: when the NIC sent it; ACK/NAK: the data's time, echoed */
     simtime_t arrive_at;    /* while on a link: when its last bit reaches the far end */
 };
 

@@ -619,7 +619,7 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
         printf("  %-12s %u hosts, %u switches, %u links (edge list %s)\n", "fabric", t->nhosts, t->nnodes - t->nhosts,
                t->nports / 2, sc->edges_file);
     printf("  %-12s cc=%s%s%s, ecn %s (Kmin %s, Kmax %s, Pmax %.2f), pfc %s\n", "settings",
-           sc->cc == CC_DCQCN ? "dcqcn" : "none", sc->cc == CC_DCQCN ? "/" : "", sc->cc == CC_DCQCN ? sc->cc_preset : "",
+           n->cc->name, sc->cc == CC_DCQCN ? "/" : "", sc->cc == CC_DCQCN ? sc->cc_preset : "",
            sc->ecn ? "on" : "off", units_format_size(sc->ecn_kmin, c, sizeof c), units_format_size(sc->ecn_kmax, d, sizeof d),
            sc->ecn_pmax, sc->pfc ? "on" : "off");
     printf("  %-12s %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " completed, %s, last at %s\n", "transfers", fig->done,

@@ -61,7 +61,7 @@ static const struct keydef keys[] = {
     { "switch", "deadlock_threshold", K_TIME, F(deadlock_threshold), "1ms", NULL, 0, 0, 0 },
 
     { "nic", "mtu", K_UINT, F(mtu), "4096", NULL, 256, 4096, 4 },
-    { "nic", "cc", K_ENUM, F(cc), "dcqcn", "none|dcqcn", 0, 0, 0 },
+    { "nic", "cc", K_ENUM, F(cc), "dcqcn", "none|dcqcn|dctcp|timely", 0, 0, 0 },
     { "nic", "cc_preset", K_STR, F(cc_preset), "connectx", NULL, 0, 0, 0 },
     { "nic", "ack_every", K_UINT, F(ack_every), "4", NULL, 1, 65535, 4 },
     /* local ACK timeout 4.096us x 2^14, the perftest/rc_pingpong default QP timeout */
@@ -94,6 +94,20 @@ static const struct keydef keys[] = {
     { "dcqcn", "clamp_tgt_rate_after_time_inc", K_BOOL, D(clamp_tgt_rate_after_time_inc), NULL, NULL, 0, 0, 0 },
     { "dcqcn", "release_at_line_rate", K_BOOL, D(release_at_line_rate), NULL, NULL, 0, 0, 0 },
     { "dcqcn", "style", K_ENUM, D(style), NULL, "gated|paper", 0, 0, 0 },
+
+    /* DCTCP and TIMELY: the HPCC ns-3 defaults (models.md 6.2, 6.3); rates scaled by host
+     * rate where its run.py does (NULL defaults are derived) */
+    { "dctcp", "g", K_DOUBLE, F(dctcp.g), "0.0625", NULL, 0, 1, 0 },
+    { "dctcp", "rate_ai", K_RATE, F(dctcp.rate_ai), "615Mbps", NULL, 0, 0, 0 },
+    { "dctcp", "min_rate", K_RATE, F(dctcp.min_rate), "100Mbps", NULL, 0, 0, 0 },
+    { "timely", "alpha", K_DOUBLE, F(timely.alpha), "0.875", NULL, 0, 1, 0 },
+    { "timely", "beta", K_DOUBLE, F(timely.beta), "0.8", NULL, 0, 1, 0 },
+    { "timely", "t_low", K_TIME, F(timely.t_low), "50us", NULL, 0, 0, 0 },
+    { "timely", "t_high", K_TIME, F(timely.t_high), "500us", NULL, 0, 0, 0 },
+    { "timely", "min_rtt", K_TIME, F(timely.min_rtt), "20us", NULL, 0, 0, 0 },
+    { "timely", "rate_ai", K_RATE, F(timely.rate_ai), NULL, NULL, 0, 0, 0 },
+    { "timely", "rate_hai", K_RATE, F(timely.rate_hai), NULL, NULL, 0, 0, 0 },
+    { "timely", "min_rate", K_RATE, F(timely.min_rate), "100Mbps", NULL, 0, 0, 0 },
 
     { "output", "dir", K_STR, F(out_dir), "", NULL, 0, 0, 0 },
     { "output", "queue_sample", K_TIME, F(queue_sample), "1us", NULL, 0, 0, 0 },
@@ -642,6 +656,11 @@ static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
     if (!g_key_file_has_key(kf, "topology", "host_link_delay", NULL))
         s->host_link_delay = s->link_delay;
     /* ECN defaults: the Alibaba production values of the HPCC paper, scaled by rate. */
+    /* TIMELY's steps: 10 Mb/s per 10 Gb/s of host rate, hyper increase 5x that */
+    if (!g_key_file_has_key(kf, "timely", "rate_ai", NULL))
+        s->timely.rate_ai = 10000000ULL * (s->host_rate / 10000000000ULL ? s->host_rate / 10000000000ULL : 1);
+    if (!g_key_file_has_key(kf, "timely", "rate_hai", NULL))
+        s->timely.rate_hai = 5 * s->timely.rate_ai;
     if (!g_key_file_has_key(kf, "switch", "ecn_kmin", NULL))
         s->ecn_kmin = 100000ULL * s->host_rate / 25000000000ULL;
     if (!g_key_file_has_key(kf, "switch", "ecn_kmax", NULL))
@@ -919,7 +938,7 @@ struct scenario *scenario_load(const char *path, const char *const *sets, GError
         if (!section_known(grp)) {
             g_set_error(err, SCENARIO_ERROR, 1,
                         "%s: [%s]: unknown section: expected scenario, topology, switch, nic, dcqcn, "
-                        "output, workload NAME, fault NAME or sweep", path, grp);
+                        "dctcp, timely, output, workload NAME, fault NAME or sweep", path, grp);
             ok = FALSE;
             break;
         }

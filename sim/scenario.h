@@ -11,7 +11,7 @@
 GQuark scenario_error_quark(void);
 
 enum topo_kind { TOPO_LEAF_SPINE = 0, TOPO_EDGES };
-enum cc_kind { CC_NONE = 0, CC_DCQCN };
+enum cc_kind { CC_NONE = 0, CC_DCQCN, CC_DCTCP, CC_TIMELY };
 enum ecn_mark_at { MARK_DEQUEUE = 0, MARK_ENQUEUE };
 enum dcqcn_style { DCQCN_GATED = 0, DCQCN_PAPER }; /* firmware (periodic alpha/decrease) or paper */
 
@@ -33,6 +33,20 @@ struct dcqcn_params {
     bool clamp_tgt_rate, clamp_tgt_rate_after_time_inc;
     bool release_at_line_rate;       /* back at line rate, the next CNP starts afresh */
     enum dcqcn_style style;
+};
+
+/* DCTCP, rate-based as in the HPCC ns-3 model (models.md 6.3) */
+struct dctcp_params {
+    double g;                        /* alpha gain */
+    uint64_t rate_ai;                /* additive increase per window */
+    uint64_t min_rate;
+};
+
+/* TIMELY (models.md 6.2) */
+struct timely_params {
+    double alpha, beta;              /* RTT-difference EWMA weight, decrease factor */
+    simtime_t t_low, t_high, min_rtt;
+    uint64_t rate_ai, rate_hai, min_rate;
 };
 
 struct hostlist {
@@ -92,8 +106,10 @@ struct scenario {
     uint8_t data_priority, cnp_priority, ack_priority;
     bool nic_pfc;
     uint64_t nic_rx_buffer;
-    /* [dcqcn] */
+    /* [dcqcn], [dctcp], [timely] */
     struct dcqcn_params dcqcn;
+    struct dctcp_params dctcp;
+    struct timely_params timely;
     /* workloads and faults, in file order */
     GPtrArray *workloads;  /* struct named_section* */
     GPtrArray *faults;
