@@ -29,7 +29,23 @@ void engine_free(struct engine *e)
 
 static inline int bucket_of(simtime_t t, simtime_t last)
 {
-    return t == last ? 0 : 64 - __builtin_clzll(t ^ last);
+    if (t == last)
+        return 0;
+    int level = (63 - __builtin_clzll(t ^ last)) >> 2;
+    return 1 + level * 16 + (int)((t >> (4 * level)) & 15);
+}
+
+static inline void mark_nonempty(struct engine *e, int i)
+{
+    e->nonempty[(i - 1) >> 6] |= 1ull << ((i - 1) & 63);
+}
+
+/* The smallest non-empty bucket above 0 (the caller knows one exists). */
+static inline int first_nonempty(const struct engine *e)
+{
+    for (int w = 0;; w++)
+        if (e->nonempty[w])
+            return 1 + w * 64 + __builtin_ctzll(e->nonempty[w]);
 }
 
 static inline void bucket_push(struct bucket *b, const struct event *ev)
@@ -62,13 +78,14 @@ static void rebase(struct engine *e, simtime_t last)
             all[k++] = b->ev[j];
         b->head = b->len = 0;
     }
-    e->nonempty = 0;
+    for (int w = 0; w < 4; w++)
+        e->nonempty[w] = 0;
     e->last = last;
     for (size_t j = 0; j < k; j++) {
         int i = bucket_of(all[j].time, last);
         bucket_push(&e->b[i], &all[j]);
         if (i)
-            e->nonempty |= 1ull << (i - 1);
+            mark_nonempty(e, i);
     }
     g_free(all);
 }
@@ -83,7 +100,7 @@ void engine_at(struct engine *e, simtime_t t, event_fn fn, void *ctx, uint64_t a
     int i = bucket_of(t, e->last);
     bucket_push(&e->b[i], &ev);
     if (i)
-        e->nonempty |= 1ull << (i - 1);
+        mark_nonempty(e, i);
     e->n++;
 }
 
@@ -91,19 +108,21 @@ void engine_at(struct engine *e, simtime_t t, event_fn fn, void *ctx, uint64_t a
  * entries move down, in order. Precondition: n > 0 and bucket 0 empty. */
 static void refill(struct engine *e)
 {
-    int i = __builtin_ctzll(e->nonempty) + 1;
+    int i = first_nonempty(e);
     struct bucket *src = &e->b[i];
     simtime_t min = SIMTIME_NEVER;
     for (uint32_t k = src->head; k < src->len; k++)
         if (src->ev[k].time < min)
             min = src->ev[k].time;
     e->last = min;
-    e->nonempty &= ~(1ull << (i - 1));
+    e->nonempty[(i - 1) >> 6] &= ~(1ull << ((i - 1) & 63));
+    /* every entry goes to a lower bucket (bucket 0 for those at `min`), so none lands back
+     * in src while it is being read */
     for (uint32_t k = src->head; k < src->len; k++) {
         int j = bucket_of(src->ev[k].time, min);
         bucket_push(&e->b[j], &src->ev[k]);
         if (j)
-            e->nonempty |= 1ull << (j - 1);
+            mark_nonempty(e, j);
     }
     src->head = src->len = 0;
 }

@@ -1,11 +1,13 @@
 /* Discrete-event engine: events run in (time, insertion order). The queue is a radix heap
- * (Ahuja et al.): simulated time never goes backwards, so an event sits in the bucket of the
- * highest bit in which its time differs from the last time taken out; buckets are FIFO
- * arrays, and refilling a bucket keeps their order, so events at the same picosecond run in
- * the order they were scheduled without storing a sequence number. Push is O(1); each event
- * moves between buckets a few times at most. Events are stored inline (no allocation per
- * event; bucket arrays grow geometrically). Timers are cancelled or moved lazily: a timer
- * carries a generation number, and an entry whose generation is stale is skipped. */
+ * (Ahuja et al.) with 4-bit digits: simulated time never goes backwards, so an event sits in
+ * the bucket named by the highest hexadecimal digit in which its time differs from the last
+ * time taken out, and by its own value of that digit. Buckets are FIFO arrays and refilling a
+ * bucket keeps their order; equal times always share a bucket, so events at the same
+ * picosecond run in the order they were scheduled without a sequence number. Push is O(1);
+ * an event moves down at most 16 levels (a few in practice). Events are stored inline (no
+ * allocation per event; bucket arrays grow geometrically). Timers are cancelled or moved
+ * lazily: a timer carries a generation number, and an entry whose generation is stale is
+ * skipped. */
 #ifndef ROCESIM_ENGINE_H
 #define ROCESIM_ENGINE_H
 #include <stdbool.h>
@@ -27,11 +29,12 @@ struct bucket {
     uint32_t head, len, cap;   /* FIFO: live entries are ev[head .. len) */
 };
 
-#define ENGINE_BUCKETS 65
+/* bucket 0: time == last; bucket 1 + 16 L + d: highest differing digit L, digit value d */
+#define ENGINE_BUCKETS (1 + 16 * 16)
 
 struct engine {
     struct bucket b[ENGINE_BUCKETS];
-    uint64_t nonempty;         /* bit i-1 set: bucket i (1..64) has entries */
+    uint64_t nonempty[4];      /* bit i-1 set: bucket i (1..256) has entries */
     simtime_t last;            /* the time of the last event taken out */
     size_t n;                  /* events pending */
     simtime_t now;
