@@ -90,16 +90,16 @@ test-san: build/rocesim-san $(TESTS_SAN)
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run-suites build/tests-san
 
 check: deps-check
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) -s --no-print-directory all
 	@$(MAKE) --no-print-directory test
 	@$(MAKE) --no-print-directory test-san
 
 demo: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) -s --no-print-directory all
 	./build/rocesim run scenarios/quickstart.ini -o results/quickstart
 
 bench: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) -s --no-print-directory all
 	bench/run
 
 clean:
