@@ -7,6 +7,10 @@
 struct sampler {
     FILE *queues, *rates, *counters;
     struct timer counter_tick;
+    /* ports and hosts whose congestion counters changed since the last counter sample: the
+     * tick touches only those, instead of sweeping every port through the cache */
+    uint32_t *cnt_ports, ncnt_ports;
+    uint32_t *cnt_hosts, ncnt_hosts;
     uint32_t *dirty_ports, ndirty;
     uint32_t *dirty_qps, ndirtyq;
     struct timer tick;
@@ -258,22 +262,50 @@ static void counter_row(FILE *f, uint64_t t, const char *node, uint32_t port, co
     fprintf(f, "%" G_GUINT64_FORMAT ",%s,%u,%s,%" G_GUINT64_FORMAT "\n", t, node, port, c, v);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+void sampler_counters_changed(struct net *n, struct port_rt *p, uint32_t host)
+{
+    struct sampler *s = n->sampler;
+    if (!s)
+        return;
+    if (p && !p->cnt_dirty) {
+        p->cnt_dirty = true;
+        s->cnt_ports[s->ncnt_ports++] = (uint32_t)(p - n->ports);
+    }
+    if (host != NONE32 && !n->hosts[host].cnt_dirty) {
+        n->hosts[host].cnt_dirty = true;
+        s->cnt_hosts[s->ncnt_hosts++] = host;
+    }
+}
+
 static void counter_tick(void *ctx, uint64_t arg)
 {
     (void)arg;
     struct net *n = ctx;
     struct sampler *s = n->sampler;
     uint64_t t = n->eng.now / PS_PER_NS;
-    for (uint32_t i = 0; i < n->topo->nports; i++) {
-        struct port_rt *p = &n->ports[i];
-        if (!p->is_host && p->ecn_marked != p->ecn_sampled) {
+    /* rows in port order, then host order, as a sweep over all of them would write them */
+    qsort(s->cnt_ports, s->ncnt_ports, sizeof *s->cnt_ports, cmp_u32);
+    for (uint32_t k = 0; k < s->ncnt_ports; k++) {
+        struct port_rt *p = &n->ports[s->cnt_ports[k]];
+        p->cnt_dirty = false;
+        if (p->ecn_marked != p->ecn_sampled) {
             counter_row(s->counters, t, n->topo->nodes[p->node].name, p->local, "ecn_marked", p->ecn_marked);
             p->ecn_sampled = p->ecn_marked;
         }
     }
-    for (uint32_t h = 0; h < n->topo->nhosts; h++) {
+    s->ncnt_ports = 0;
+    qsort(s->cnt_hosts, s->ncnt_hosts, sizeof *s->cnt_hosts, cmp_u32);
+    for (uint32_t k = 0; k < s->ncnt_hosts; k++) {
+        uint32_t h = s->cnt_hosts[k];
         struct host_rt *hr = &n->hosts[h];
         const char *name = n->topo->nodes[h].name;
+        hr->cnt_dirty = false;
         if (hr->np_ecn_marked_roce_packets != hr->sampled[0])
             counter_row(s->counters, t, name, 0, "np_ecn_marked_roce_packets", hr->sampled[0] = hr->np_ecn_marked_roce_packets);
         if (hr->np_cnp_sent != hr->sampled[1])
@@ -281,6 +313,7 @@ static void counter_tick(void *ctx, uint64_t arg)
         if (hr->rp_cnp_handled != hr->sampled[2])
             counter_row(s->counters, t, name, 0, "rp_cnp_handled", hr->sampled[2] = hr->rp_cnp_handled);
     }
+    s->ncnt_hosts = 0;
     if (!n->finished)
         timer_set(&s->counter_tick, n->eng.now + n->sc->counter_sample);
 }
@@ -294,6 +327,8 @@ void net_attach_sampler(struct net *n, FILE *queues, FILE *rates, FILE *counters
     timer_init(&s->counter_tick, &n->eng, counter_tick, n, 0);
     s->dirty_ports = g_new(uint32_t, n->topo->nports);
     s->dirty_qps = g_new(uint32_t, n->nqps ? n->nqps : 1);
+    s->cnt_ports = g_new(uint32_t, n->topo->nports);
+    s->cnt_hosts = g_new(uint32_t, n->topo->nhosts ? n->topo->nhosts : 1);
     timer_init(&s->tick, &n->eng, sample_tick, n, 0);
     n->sampler = s;
 }
@@ -540,6 +575,8 @@ void net_free(struct net *n)
     if (n->sampler) {
         g_free(n->sampler->dirty_ports);
         g_free(n->sampler->dirty_qps);
+        g_free(n->sampler->cnt_ports);
+        g_free(n->sampler->cnt_hosts);
         g_free(n->sampler);
     }
     g_free(n);

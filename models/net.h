@@ -47,6 +47,7 @@ struct port_rt {
     bool is_host;
     bool down;                 /* link-down fault */
     bool dirty;                /* queue changed since the last sample */
+    bool cnt_dirty;            /* ECN counter changed since the last counter sample */
     uint8_t paused;            /* PFC: priorities the peer asked this port not to send */
     uint8_t pfc_want;          /* PFC: priorities this port asks its peer to pause (XOFF) */
     uint8_t pfc_pending;       /* classes to signal in the next PFC frame */
@@ -151,6 +152,7 @@ struct host_rt {
     uint64_t retransmitted_packets;
     uint64_t rx_bytes;
     uint64_t sampled[3];       /* counters at the last time-series sample */
+    bool cnt_dirty;            /* one of them changed since */
 };
 
 enum xfer_state { XF_WAITING = 0, XF_POSTED, XF_DONE };
@@ -302,5 +304,7 @@ uint64_t qhist_bin_upper(unsigned bin);
 /* time series hooks (sim/results or NULL) */
 void sampler_queue_changed(struct net *n, struct port_rt *p);
 void sampler_rate_changed(struct net *n, uint32_t qp);
+/* a congestion counter of port p (or NULL) and/or host (or NONE32) changed */
+void sampler_counters_changed(struct net *n, struct port_rt *p, uint32_t host);
 
 #endif

@@ -369,6 +369,7 @@ static void responder_data(struct net *n, struct packet *pk)
     h->rx_bytes += pk->payload;
     if (pk->ecn == ECN_CE) {
         h->np_ecn_marked_roce_packets++;
+        sampler_counters_changed(n, NULL, q->dst);
         q->ce_since_ack = true;
         if (n->sc->cc == CC_DCQCN &&
             (!q->cnp_ever || now - q->last_cnp >= n->sc->dcqcn.min_time_between_cnps)) {
@@ -457,6 +458,7 @@ void nic_receive(struct net *n, struct port_rt *in, uint32_t i)
         struct qp_rt *q = &n->qps[pk->qp];
         n->cc->on_cnp(&q->cc, n->eng.now);
         n->hosts[q->src].rp_cnp_handled++;
+        sampler_counters_changed(n, NULL, q->src);
         n->st.cnp_handled++;
         if (q->cc.rate != q->rate_logged)
             sampler_rate_changed(n, pk->qp);

@@ -50,6 +50,7 @@ static inline void maybe_mark(struct net *n, struct switch_rt *sw, struct port_r
         pk->ecn = ECN_CE;
         out->ecn_marked++;
         n->st.ecn_marked++;
+        sampler_counters_changed(n, out, NONE32);
     }
 }
 
