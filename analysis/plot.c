@@ -258,20 +258,35 @@ static const char *bytes_unit(double vmax, double *div)
     return "KB";
 }
 
+/* Scans DIR/FILE as a time series (metrics_series_scan). NULL with *status 0 when the file is
+ * missing (*why says so) or -1 on an error; *path is the file's path either way (g_free it). */
+static GPtrArray *scan_series(const plot_ctx *c, const char *file, metrics_series_kind kind, char **path, char **why, int *status,
+                              GError **err)
+{
+    *path = in_dir(c, file);
+    GError *e = NULL;
+    GPtrArray *all = metrics_series_scan(*path, kind, &e);
+    *status = 0;
+    if (!all) {
+        if (g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
+            *why = g_strdup_printf("no %s", file);
+            g_error_free(e);
+        } else {
+            g_propagate_error(err, e);
+            *status = -1;
+        }
+    }
+    return all;
+}
+
 static int fig_queue_depth(plot_ctx *c, const char *name, char **why, GError **err)
 {
-    char *path = in_dir(c, "queues.csv");
-    GError *e = NULL;
-    GPtrArray *all = metrics_series_scan(path, METRICS_SERIES_QUEUES, &e);
+    char *path;
+    int status;
+    GPtrArray *all = scan_series(c, "queues.csv", METRICS_SERIES_QUEUES, &path, why, &status, err);
     if (!all) {
         g_free(path);
-        if (g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
-            *why = g_strdup("no queues.csv");
-            g_error_free(e);
-            return 0;
-        }
-        g_propagate_error(err, e);
-        return -1;
+        return status;
     }
     int rc = 0;
     if (all->len == 0 || ((metrics_series *)g_ptr_array_index(all, 0))->vmax <= 0) {
@@ -356,18 +371,12 @@ out:
 
 static int fig_flow_rates(plot_ctx *c, const char *name, char **why, GError **err)
 {
-    char *path = in_dir(c, "rates.csv");
-    GError *e = NULL;
-    GPtrArray *all = metrics_series_scan(path, METRICS_SERIES_RATES, &e);
+    char *path;
+    int status;
+    GPtrArray *all = scan_series(c, "rates.csv", METRICS_SERIES_RATES, &path, why, &status, err);
     if (!all) {
         g_free(path);
-        if (g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
-            *why = g_strdup("no rates.csv");
-            g_error_free(e);
-            return 0;
-        }
-        g_propagate_error(err, e);
-        return -1;
+        return status;
     }
     int rc = 0;
     if (all->len == 0) {

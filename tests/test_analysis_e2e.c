@@ -5,36 +5,6 @@
 #include <string.h>
 #include "tests/testutil.h"
 
-/* Sum of a counter over rows whose node matches, taking the last (cumulative) value of each
- * (node, port): counters.csv has time series then end-of-run totals. */
-static long long counter(const char *dir, const char *node, const char *name)
-{
-    char *path = g_build_filename(dir, "counters.csv", NULL);
-    char *text = NULL;
-    g_file_get_contents(path, &text, NULL, NULL);
-    g_free(path);
-    if (!text)
-        return -1;
-    GHashTable *last = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    char **lines = g_strsplit(text, "\n", -1);
-    for (int i = 1; lines[i]; i++) {
-        char **f = g_strsplit(lines[i], ",", -1);
-        if (g_strv_length(f) == 5 && !strcmp(f[1], node) && !strcmp(f[3], name))
-            g_hash_table_insert(last, g_strdup(f[2]), GINT_TO_POINTER((int)g_ascii_strtoll(f[4], NULL, 10)));
-        g_strfreev(f);
-    }
-    long long sum = 0;
-    GHashTableIter it;
-    gpointer k, v;
-    g_hash_table_iter_init(&it, last);
-    while (g_hash_table_iter_next(&it, &k, &v))
-        sum += GPOINTER_TO_INT(v);
-    g_strfreev(lines);
-    g_free(text);
-    g_hash_table_unref(last);
-    return sum;
-}
-
 /* Runs tshark and returns the number of output lines. */
 static long tshark_count(const char *pcap, const char *filter)
 {
@@ -85,16 +55,16 @@ static void test_tshark_matches_counters(void)
     CU_ASSERT_EQUAL(tshark_count(pcap, "infiniband && !(udp.dstport == 4791)"), 0);
     /* CE-marked data into host0 = what host0's notification point counted */
     long ce = tshark_count(pcap, "ip.dst == 10.0.0.1 && ip.dsfield.ecn == 3 && infiniband.bth.opcode != 0x11");
-    long long np_marked = counter(run_dir, "host0", "np_ecn_marked_roce_packets");
+    long long np_marked = test_counter(run_dir, "host0", -1, "np_ecn_marked_roce_packets");
     CU_ASSERT(ce > 0);
     CU_ASSERT_EQUAL(ce, np_marked);
     /* CNPs leaving host0 = np_cnp_sent */
     long cnps = tshark_count(pcap, "ip.src == 10.0.0.1 && infiniband.bth.opcode == 129");
     CU_ASSERT(cnps > 0);
-    CU_ASSERT_EQUAL(cnps, counter(run_dir, "host0", "np_cnp_sent"));
+    CU_ASSERT_EQUAL(cnps, test_counter(run_dir, "host0", -1, "np_cnp_sent"));
     /* PFC XOFF frames on the link = frames host0 sent + frames it received */
     long xoff = tshark_count(pcap, "macc.opcode == 0x0101 && macc.cbfc.pause_time.c3 > 0");
-    long long sent = counter(run_dir, "host0", "tx_prio3_pause"), recvd = counter(run_dir, "host0", "rx_prio3_pause");
+    long long sent = test_counter(run_dir, "host0", -1, "tx_prio3_pause"), recvd = test_counter(run_dir, "host0", -1, "rx_prio3_pause");
     CU_ASSERT(sent > 0);
     CU_ASSERT_EQUAL(xoff, sent + recvd);
     /* the switch side of the same link sees the same frames */
@@ -118,10 +88,10 @@ static void test_pcap_stats_reproduces(void)
         fprintf(stderr, "%s\n", log);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     /* the capture's node is named after the file */
-    CU_ASSERT_EQUAL(counter(out, "host0-0.pcap", "np_ecn_marked_roce_packets"), counter(run_dir, "host0", "np_ecn_marked_roce_packets"));
-    CU_ASSERT_EQUAL(counter(out, "host0-0.pcap", "np_cnp_sent"), counter(run_dir, "host0", "np_cnp_sent"));
-    CU_ASSERT_EQUAL(counter(out, "host0-0.pcap", "tx_prio3_pause"),
-                    counter(run_dir, "host0", "tx_prio3_pause") + counter(run_dir, "host0", "rx_prio3_pause"));
+    CU_ASSERT_EQUAL(test_counter(out, "host0-0.pcap", -1, "np_ecn_marked_roce_packets"), test_counter(run_dir, "host0", -1, "np_ecn_marked_roce_packets"));
+    CU_ASSERT_EQUAL(test_counter(out, "host0-0.pcap", -1, "np_cnp_sent"), test_counter(run_dir, "host0", -1, "np_cnp_sent"));
+    CU_ASSERT_EQUAL(test_counter(out, "host0-0.pcap", -1, "tx_prio3_pause"),
+                    test_counter(run_dir, "host0", -1, "tx_prio3_pause") + test_counter(run_dir, "host0", -1, "rx_prio3_pause"));
     /* messages reconstructed from the capture: the same bytes the simulator delivered */
     JsonParser *a = json_parser_new(), *b = json_parser_new();
     char *sa = g_build_filename(run_dir, "summary.json", NULL), *sb = g_build_filename(out, "summary.json", NULL);
@@ -131,7 +101,7 @@ static void test_pcap_stats_reproduces(void)
     CU_ASSERT_EQUAL(json_object_get_int_member(mb, "bytes"), json_object_get_int_member(ma, "bytes"));
     CU_ASSERT_EQUAL(json_object_get_int_member(mb, "transfers"), json_object_get_int_member(ma, "transfers"));
     CU_ASSERT_EQUAL(json_object_get_int_member(mb, "ecn_marked"), json_object_get_int_member(ma, "ecn_marked") > 0 ?
-                    counter(run_dir, "host0", "np_ecn_marked_roce_packets") : 0);
+                    test_counter(run_dir, "host0", -1, "np_ecn_marked_roce_packets") : 0);
     g_object_unref(a);
     g_object_unref(b);
     g_free(sa);

@@ -29,45 +29,12 @@ static char *example(const char *name)
     return p;
 }
 
-/* Runs rocesim with the arguments `args` then `extra` (both NULL-terminated, extra may be
- * NULL), no shell; returns the exit status, stdout and stderr. */
-static int run_bin(const char *const *args, const char *const *extra, char **out, char **err)
-{
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_rocesim_bin());
-    for (int i = 0; args[i]; i++)
-        g_ptr_array_add(argv, (gpointer)args[i]);
-    for (int i = 0; extra && extra[i]; i++)
-        g_ptr_array_add(argv, (gpointer)extra[i]);
-    g_ptr_array_add(argv, NULL);
-    gchar *so = NULL, *se = NULL;
-    gint status = 0;
-    GError *e = NULL;
-    gboolean ok = g_spawn_sync(NULL, (gchar **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &so, &se,
-                               &status, &e);
-    g_ptr_array_free(argv, TRUE);
-    if (!ok) {
-        fprintf(stderr, "cannot run %s: %s\n", test_rocesim_bin(), e->message);
-        g_error_free(e);
-        return -1;
-    }
-    if (out)
-        *out = so;
-    else
-        g_free(so);
-    if (err)
-        *err = se;
-    else
-        g_free(se);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 /* `rocesim run SCENARIO -o OUT --no-plots [extra...]`, which must succeed; returns stdout. */
 static char *run_ok(const char *scenario, const char *out_dir, const char *const *extra)
 {
     const char *args[] = { "run", scenario, "-o", out_dir, "--no-plots", NULL };
     char *out = NULL, *err = NULL;
-    int rc = run_bin(args, extra, &out, &err);
+    int rc = test_rocesim(args, extra, &out, &err);
     if (rc != 0)
         fprintf(stderr, "\nrocesim run %s: exit %d\n%s%s\n", scenario, rc, out ? out : "", err ? err : "");
     CU_ASSERT_EQUAL(rc, 0);
@@ -80,7 +47,7 @@ static void export_schedule(const char *scenario, const char *file)
 {
     const char *args[] = { "schedule", scenario, "-o", file, NULL };
     char *out = NULL, *err = NULL;
-    int rc = run_bin(args, NULL, &out, &err);
+    int rc = test_rocesim(args, NULL, &out, &err);
     if (rc != 0)
         fprintf(stderr, "\nrocesim schedule %s: exit %d\n%s%s\n", scenario, rc, out, err);
     CU_ASSERT_EQUAL_FATAL(rc, 0);
@@ -874,7 +841,7 @@ static void expect_refused(const char *dir, const char *tag, const char *body, i
     char *out_dir = g_build_filename(dir, "results", tag, NULL);
     const char *args[] = { "run", ini_path, "-o", out_dir, "--no-plots", NULL };
     char *out = NULL, *err = NULL;
-    int rc = run_bin(args, NULL, &out, &err);
+    int rc = test_rocesim(args, NULL, &out, &err);
     char *where = g_strdup_printf("%s:%d: ", sched_name, line);
     gboolean ok = rc == 2 && strstr(err, where) && strstr(err, needle);
     if (!ok)
@@ -934,7 +901,7 @@ static void test_examples_check(void)
         char *p = example(names[i]);
         const char *args[] = { "check", p, NULL };
         char *out = NULL, *err = NULL;
-        int rc = run_bin(args, NULL, &out, &err);
+        int rc = test_rocesim(args, NULL, &out, &err);
         if (rc != 0)
             fprintf(stderr, "\nrocesim check %s: exit %d: %s\n", p, rc, err);
         CU_ASSERT_EQUAL(rc, 0);

@@ -41,25 +41,6 @@ static char *summary_sans_engine(const char *dir, gboolean *engine)
     return text;
 }
 
-struct outdir {
-    char *tmp, *out;
-};
-
-static struct outdir new_out(void)
-{
-    struct outdir o;
-    o.tmp = test_tmpdir();
-    o.out = g_build_filename(o.tmp, "res", NULL);
-    return o;
-}
-
-static void free_out(struct outdir *o)
-{
-    test_rmtree(o->tmp);
-    g_free(o->out);
-    g_free(o->tmp);
-}
-
 /* (src, dst) of the permutation's transfers: ids 0-15, the first workload. */
 static void perm_pairs(const char *dir, uint32_t *src, uint32_t *dst)
 {
@@ -89,7 +70,7 @@ static void perm_pairs(const char *dir, uint32_t *src, uint32_t *dst)
 
 static void test_same_seed_same_results(void)
 {
-    struct outdir a = new_out(), b = new_out();
+    struct test_outdir a = test_outdir_new(), b = test_outdir_new();
     CU_ASSERT_EQUAL_FATAL(test_run_sim("determinism.ini", a.out, NULL), 0);
     CU_ASSERT_EQUAL_FATAL(test_run_sim("determinism.ini", b.out, NULL), 0);
 
@@ -157,13 +138,13 @@ static void test_same_seed_same_results(void)
     CU_ASSERT(test_metric(a.out, "pause_frames") > 0);
     g_free(sa);
     g_free(sb);
-    free_out(&a);
-    free_out(&b);
+    test_outdir_free(&a);
+    test_outdir_free(&b);
 }
 
 static void test_other_seed_other_permutation(void)
 {
-    struct outdir a = new_out(), b = new_out();
+    struct test_outdir a = test_outdir_new(), b = test_outdir_new();
     CU_ASSERT_EQUAL_FATAL(test_run_sim("determinism.ini", a.out, NULL), 0);
     const char *seed[] = { "--seed", "2", NULL };
     CU_ASSERT_EQUAL_FATAL(test_run_sim("determinism.ini", b.out, seed), 0);
@@ -200,8 +181,8 @@ static void test_other_seed_other_permutation(void)
     char *sum = summary_sans_engine(b.out, &e);
     CU_ASSERT_PTR_NOT_NULL(strstr(sum ? sum : "", "\"seed\":\"2\""));
     g_free(sum);
-    free_out(&a);
-    free_out(&b);
+    test_outdir_free(&a);
+    test_outdir_free(&b);
 }
 
 static CU_TestInfo tests[] = {

@@ -9,43 +9,6 @@
 
 /* ---- helpers ---- */
 
-/* counters.csv holds cumulative values over time (a row when a value changed, and every
- * counter at the end of the run): the value of a (node, port, counter) is that of its last
- * row. Returns the sum of counter NAME over nodes NODE (a trailing '*' matches any node
- * starting with the rest) and port PORT (any port if PORT < 0); -1 if no row matched. */
-static gint64 counter(const char *out, const char *node, int port, const char *name)
-{
-    char *p = g_build_filename(out, "counters.csv", NULL);
-    char *text = NULL;
-    gint64 sum = -1;
-    size_t nl = strlen(node);
-    gboolean prefix = nl && node[nl - 1] == '*';
-    GHashTable *last = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-    if (g_file_get_contents(p, &text, NULL, NULL)) {
-        char **lines = g_strsplit(text, "\n", -1);
-        for (int i = 1; lines[i]; i++) {
-            char **f = g_strsplit(lines[i], ",", -1);
-            if (g_strv_length(f) == 5 && !strcmp(f[3], name) && (port < 0 || atoi(f[2]) == port) && 
-                (prefix ? !strncmp(f[1], node, nl - 1) : !strcmp(f[1], node))) {
-                gint64 *v = g_new(gint64, 1);
-                *v = g_ascii_strtoll(f[4], NULL, 10);
-                g_hash_table_replace(last, g_strdup_printf("%s,%s", f[1], f[2]), v); /* later rows win */
-            }
-            g_strfreev(f);
-        }
-        g_strfreev(lines);
-    }
-    GHashTableIter it;
-    gpointer k, v;
-    g_hash_table_iter_init(&it, last);
-    while (g_hash_table_iter_next(&it, &k, &v))
-        sum = (sum < 0 ? 0 : sum) + *(gint64 *)v;
-    g_hash_table_unref(last);
-    g_free(text);
-    g_free(p);
-    return sum;
-}
-
 /* The switch port whose peer is HOST (from topology.csv), as "node" and port number. */
 static int port_toward(const char *out, const char *host, char *node, size_t len)
 {
@@ -67,25 +30,6 @@ static int port_toward(const char *out, const char *host, char *node, size_t len
     g_free(text);
     g_free(p);
     return port;
-}
-
-struct outdir {
-    char *tmp, *out;
-};
-
-static struct outdir new_out(void)
-{
-    struct outdir o;
-    o.tmp = test_tmpdir();
-    o.out = g_build_filename(o.tmp, "res", NULL);
-    return o;
-}
-
-static void free_out(struct outdir *o)
-{
-    test_rmtree(o->tmp);
-    g_free(o->out);
-    g_free(o->tmp);
 }
 
 /* ---- the marking function ---- */
@@ -132,7 +76,7 @@ struct ecn_run {
 
 static int do_run(const char *const *sets, struct ecn_run *r)
 {
-    struct outdir o = new_out();
+    struct test_outdir o = test_outdir_new();
     int rc = test_run_sim("ecn_incast.ini", o.out, sets);
     if (rc == 0) {
         char node[32] = "";
@@ -144,11 +88,11 @@ static int do_run(const char *const *sets, struct ecn_run *r)
         r->max_q = test_metric(o.out, "max_queue_bytes");
         r->transfers = test_metric(o.out, "transfers");
         r->done = test_metric(o.out, "transfers_completed");
-        r->port_marked = counter(o.out, node, port, "ecn_marked");
-        r->port_pkts = counter(o.out, node, port, "tx_packets");
-        r->np_marked = counter(o.out, "host0", -1, "np_ecn_marked_roce_packets");
+        r->port_marked = test_counter(o.out, node, port, "ecn_marked");
+        r->port_pkts = test_counter(o.out, node, port, "tx_packets");
+        r->np_marked = test_counter(o.out, "host0", -1, "np_ecn_marked_roce_packets");
     }
-    free_out(&o);
+    test_outdir_free(&o);
     return rc;
 }
 
@@ -226,7 +170,7 @@ static void test_marks_follow_pmax(void)
  * every CNP is handled by a sender, and the queue stays below the cc = none peak. */
 static void test_marks_become_cnps(void)
 {
-    struct outdir o = new_out();
+    struct test_outdir o = test_outdir_new();
     const char *sets[] = { "--set", "nic.cc=dcqcn", NULL };
     CU_ASSERT_EQUAL_FATAL(test_run_sim("ecn_incast.ini", o.out, sets), 0);
     gint64 marked = test_metric(o.out, "ecn_marked"), cnp = test_metric(o.out, "cnp_sent");
@@ -235,12 +179,12 @@ static void test_marks_become_cnps(void)
     CU_ASSERT(cnp > 0);
     CU_ASSERT(cnp <= marked);
     CU_ASSERT_EQUAL(handled, cnp);
-    CU_ASSERT_EQUAL(counter(o.out, "host0", -1, "np_cnp_sent"), cnp);
-    CU_ASSERT_EQUAL(counter(o.out, "host*", -1, "rp_cnp_handled"), cnp);
+    CU_ASSERT_EQUAL(test_counter(o.out, "host0", -1, "np_cnp_sent"), cnp);
+    CU_ASSERT_EQUAL(test_counter(o.out, "host*", -1, "rp_cnp_handled"), cnp);
     CU_ASSERT(cnp <= 3 * (end_ns / 4000 + 1));
     CU_ASSERT(test_metric(o.out, "max_queue_bytes") < 2000000);
     CU_ASSERT_EQUAL(test_metric(o.out, "transfers_completed"), 3);
-    free_out(&o);
+    test_outdir_free(&o);
 }
 
 static CU_TestInfo tests[] = {

@@ -9,35 +9,6 @@
 
 /* ---- helpers ---- */
 
-/* Runs rocesim with the given arguments (no shell); returns the exit status. */
-static int run_bin(const char *const *args, char **out, char **err)
-{
-    GPtrArray *argv = g_ptr_array_new();
-    g_ptr_array_add(argv, (gpointer)test_rocesim_bin());
-    for (int i = 0; args[i]; i++)
-        g_ptr_array_add(argv, (gpointer)args[i]);
-    g_ptr_array_add(argv, NULL);
-    gchar *so = NULL, *se = NULL;
-    gint status = 0;
-    GError *e = NULL;
-    gboolean ok = g_spawn_sync(NULL, (gchar **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &so, &se, &status, &e);
-    g_ptr_array_free(argv, TRUE);
-    if (!ok) {
-        fprintf(stderr, "cannot run %s: %s\n", test_rocesim_bin(), e->message);
-        g_error_free(e);
-        return -1;
-    }
-    if (out)
-        *out = so;
-    else
-        g_free(so);
-    if (err)
-        *err = se;
-    else
-        g_free(se);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static struct scenario *load_ok(const char *name, const char *const *sets)
 {
     char *p = test_data_path(name);
@@ -314,7 +285,7 @@ static void expect_refused(const char *file, const char *set, const char *const 
     }
     args[a] = NULL;
     char *out = NULL, *err = NULL;
-    int rc = run_bin(args, &out, &err);
+    int rc = test_rocesim(args, NULL, &out, &err);
     if (rc != 2)
         fprintf(stderr, "\n  %s: exit %d, stderr: %s\n", file, rc, err ? err : "");
     CU_ASSERT_EQUAL(rc, 2);
@@ -401,7 +372,7 @@ static void test_check_prints_expanded(void)
     char *p = test_data_path("minimal.ini");
     const char *args[] = { "check", p, NULL };
     char *out = NULL, *err = NULL;
-    int rc = run_bin(args, &out, &err);
+    int rc = test_rocesim(args, NULL, &out, &err);
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     const char *want[] = {
@@ -424,7 +395,7 @@ static void test_check_prints_expanded(void)
     /* --set applies to check as well */
     const char *args2[] = { "check", p, "--set", "switch.ecn_kmin=50KB", "--set", "topology.hosts_per_leaf=4", NULL };
     char *out2 = NULL;
-    rc = run_bin(args2, &out2, NULL);
+    rc = test_rocesim(args2, NULL, &out2, NULL);
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(out2 ? out2 : "", "ecn_kmin = 50KB"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out2 ? out2 : "", "hosts = 8\n"));
@@ -433,7 +404,7 @@ static void test_check_prints_expanded(void)
     char *bad = test_data_path("broken/missing_unit.ini");
     const char *args3[] = { "check", bad, NULL };
     char *err3 = NULL;
-    rc = run_bin(args3, NULL, &err3);
+    rc = test_rocesim(args3, NULL, NULL, &err3);
     CU_ASSERT_EQUAL(rc, 2);
     CU_ASSERT_PTR_NOT_NULL(strstr(err3 ? err3 : "", "ecn_kmin"));
     g_free(err3);

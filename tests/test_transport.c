@@ -13,50 +13,13 @@
 
 /* ---- helpers ---- */
 
-/* counters.csv holds cumulative values over time (a row when a value changed, and every
- * counter at the end of the run): the value of a (node, port, counter) is that of its last
- * row. Returns the sum of counter NAME over nodes NODE (a trailing '*' matches any node
- * starting with the rest); -1 if no row matched. */
-static gint64 counter(const char *out, const char *node, const char *name)
-{
-    char *p = g_build_filename(out, "counters.csv", NULL);
-    char *text = NULL;
-    gint64 sum = -1;
-    size_t nl = strlen(node);
-    gboolean prefix = nl && node[nl - 1] == '*';
-    GHashTable *last = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-    if (g_file_get_contents(p, &text, NULL, NULL)) {
-        char **lines = g_strsplit(text, "\n", -1);
-        for (int i = 1; lines[i]; i++) {
-            char **f = g_strsplit(lines[i], ",", -1);
-            if (g_strv_length(f) == 5 && !strcmp(f[3], name) && 
-                (prefix ? !strncmp(f[1], node, nl - 1) : !strcmp(f[1], node))) {
-                gint64 *v = g_new(gint64, 1);
-                *v = g_ascii_strtoll(f[4], NULL, 10);
-                g_hash_table_replace(last, g_strdup_printf("%s,%s", f[1], f[2]), v); /* later rows win */
-            }
-            g_strfreev(f);
-        }
-        g_strfreev(lines);
-    }
-    GHashTableIter it;
-    gpointer k, v;
-    g_hash_table_iter_init(&it, last);
-    while (g_hash_table_iter_next(&it, &k, &v))
-        sum = (sum < 0 ? 0 : sum) + *(gint64 *)v;
-    g_hash_table_unref(last);
-    g_free(text);
-    g_free(p);
-    return sum;
-}
-
 /* Counter NAME of each host h in [first, last], into v[h - first]. */
 static void host_counters(const char *out, uint32_t first, uint32_t last, const char *name, gint64 *v)
 {
     for (uint32_t h = first; h <= last; h++) {
         char node[32];
         snprintf(node, sizeof node, "host%u", h);
-        v[h - first] = counter(out, node, name);
+        v[h - first] = test_counter(out, node, -1, name);
     }
 }
 
@@ -104,25 +67,6 @@ static struct xfer *read_transfers(const char *out, size_t *n)
     return (struct xfer *)g_array_free(a, FALSE);
 }
 
-struct outdir {
-    char *tmp, *out;
-};
-
-static struct outdir new_out(void)
-{
-    struct outdir o;
-    o.tmp = test_tmpdir();
-    o.out = g_build_filename(o.tmp, "res", NULL);
-    return o;
-}
-
-static void free_out(struct outdir *o)
-{
-    test_rmtree(o->tmp);
-    g_free(o->out);
-    g_free(o->tmp);
-}
-
 /* ---- wire-level physics, worked out independently of models/ ---- */
 
 #define MTU 4096u
@@ -150,7 +94,7 @@ static void test_single_flow_line_rate(void)
     uint64_t ideal_ns = ideal_ps / 1000;
     CU_ASSERT_EQUAL(ideal_ns, 5227504);
 
-    struct outdir o = new_out();
+    struct test_outdir o = test_outdir_new();
     CU_ASSERT_EQUAL_FATAL(test_run_sim("single_flow.ini", o.out, NULL), 0);
     size_t n = 0;
     struct xfer *x = read_transfers(o.out, &n);
@@ -177,12 +121,12 @@ static void test_single_flow_line_rate(void)
     CU_ASSERT_EQUAL(test_metric(o.out, "completion_ns"), (gint64)x[0].end_ns);
     /* framing: the sender put exactly 15625 data frames on its link, 62 B of headers each
      * plus one RETH; the receiver got every payload byte once */
-    CU_ASSERT_EQUAL(counter(o.out, "host0", "tx_packets"), 15625);
-    CU_ASSERT_EQUAL(counter(o.out, "host0", "tx_bytes"), (gint64)(bytes + npkts * HDR + RETH));
-    CU_ASSERT_EQUAL(counter(o.out, "host2", "rx_bytes"), (gint64)bytes);
-    CU_ASSERT_EQUAL(counter(o.out, "host2", "out_of_sequence"), 0);
+    CU_ASSERT_EQUAL(test_counter(o.out, "host0", -1, "tx_packets"), 15625);
+    CU_ASSERT_EQUAL(test_counter(o.out, "host0", -1, "tx_bytes"), (gint64)(bytes + npkts * HDR + RETH));
+    CU_ASSERT_EQUAL(test_counter(o.out, "host2", -1, "rx_bytes"), (gint64)bytes);
+    CU_ASSERT_EQUAL(test_counter(o.out, "host2", -1, "out_of_sequence"), 0);
     g_free(x);
-    free_out(&o);
+    test_outdir_free(&o);
 }
 
 /* ---- 16-to-1 incast ---- */
@@ -192,7 +136,7 @@ static void test_single_flow_line_rate(void)
  * on leaf1: 4 links of 1 us and 3 store-and-forward hops of 334.24 ns, about 5 us). */
 static void test_incast_dcqcn(void)
 {
-    struct outdir o = new_out();
+    struct test_outdir o = test_outdir_new();
     CU_ASSERT_EQUAL_FATAL(test_run_sim("incast16.ini", o.out, NULL), 0);
     size_t n = 0;
     struct xfer *x = read_transfers(o.out, &n);
@@ -239,21 +183,21 @@ static void test_incast_dcqcn(void)
     CU_ASSERT_EQUAL(test_metric(o.out, "retransmitted_packets"), 0);
     CU_ASSERT_EQUAL(test_metric(o.out, "timeouts"), 0);
     CU_ASSERT(test_metric(o.out, "max_queue_bytes") <= 32000000);
-    CU_ASSERT_EQUAL(counter(o.out, "host0", "rx_bytes"), 64000000);
+    CU_ASSERT_EQUAL(test_counter(o.out, "host0", -1, "rx_bytes"), 64000000);
     /* every sender was told to slow down */
     gint64 handled[16];
     host_counters(o.out, 1, 16, "rp_cnp_handled", handled);
     for (int i = 0; i < 16; i++)
         CU_ASSERT(handled[i] > 0);
     g_free(x);
-    free_out(&o);
+    test_outdir_free(&o);
 }
 
 /* No congestion control and a 1 MB buffer: the port toward host0 overflows. Every transfer
  * must still complete, through NAKs (PSN sequence errors) and go-back-N. */
 static void test_incast_drops_go_back_n(void)
 {
-    struct outdir o = new_out();
+    struct test_outdir o = test_outdir_new();
     const char *sets[] = { "--set", "nic.cc=none", "--set", "switch.buffer=1MB", NULL };
     CU_ASSERT_EQUAL_FATAL(test_run_sim("incast16.ini", o.out, sets), 0);
     size_t n = 0;
@@ -271,7 +215,7 @@ static void test_incast_drops_go_back_n(void)
     CU_ASSERT_EQUAL(test_metric(o.out, "transfers_completed"), 16);
     CU_ASSERT_EQUAL(test_metric(o.out, "cnp_sent"), 0);
     /* only data (priority 3) is dropped; the switches' per-port counters add up */
-    gint64 leaf_drops = counter(o.out, "leaf*", "drops_prio3"), spine_drops = counter(o.out, "spine*", "drops_prio3");
+    gint64 leaf_drops = test_counter(o.out, "leaf*", -1, "drops_prio3"), spine_drops = test_counter(o.out, "spine*", -1, "drops_prio3");
     CU_ASSERT_EQUAL((leaf_drops > 0 ? leaf_drops : 0) + (spine_drops > 0 ? spine_drops : 0), drops);
     /* the receiver saw gaps and the senders got NAKs for them */
     gint64 seq_err[16], retx_h[16], txp[16], txb[16];
@@ -287,18 +231,18 @@ static void test_incast_drops_go_back_n(void)
         tx_payload_max += txb[i] - (gint64)HDR * txp[i];
     }
     CU_ASSERT(naks > 0);
-    CU_ASSERT(counter(o.out, "host0", "out_of_sequence") > 0);
+    CU_ASSERT(test_counter(o.out, "host0", -1, "out_of_sequence") > 0);
     CU_ASSERT_EQUAL(retx_sum, retx);
     /* senders send only data: each frame is a first transmission or a retransmission;
      * 4 MB = 976 full packets + one of 2304 B = 977 packets per transfer */
     CU_ASSERT_EQUAL(tx_pkts, 16 * 977 + retx);
     /* bytes delivered: the receiver took in at least every byte sent (plus the discarded
      * out-of-order copies), and no more than the senders' payload on the wire */
-    gint64 rx = counter(o.out, "host0", "rx_bytes");
+    gint64 rx = test_counter(o.out, "host0", -1, "rx_bytes");
     CU_ASSERT(rx >= 64000000);
     CU_ASSERT(rx <= tx_payload_max);
     g_free(x);
-    free_out(&o);
+    test_outdir_free(&o);
 }
 
 static CU_TestInfo tests[] = {

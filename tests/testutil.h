@@ -14,6 +14,7 @@
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define TEST_MAIN(suite_name, tests_array)                                                     \
     int main(void)                                                                             \
@@ -88,36 +89,109 @@ static inline char *test_data_path(const char *rel)
     return p;
 }
 
-/* `rocesim run tests/scenarios/REL -o OUT -q --no-plots EXTRA...`: the exit status; stderr is
- * printed when the run fails. */
-static inline int test_run_sim(const char *rel, const char *out, const char *const *extra)
+/* Runs rocesim with the arguments `args` then `extra` (both NULL-terminated, extra may be
+ * NULL), no shell. Returns the exit status; stdout and stderr go to *out and *err (either may
+ * be NULL; g_free them). */
+static inline int test_rocesim(const char *const *args, const char *const *extra, char **out, char **err)
 {
-    char *path = test_data_path(rel);
     GPtrArray *argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer)test_rocesim_bin());
-    const char *fixed[] = { "run", path, "-o", out, "-q", "--no-plots" };
-    for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
-        g_ptr_array_add(argv, (gpointer)fixed[i]);
+    for (int i = 0; args[i]; i++)
+        g_ptr_array_add(argv, (gpointer)args[i]);
     for (int i = 0; extra && extra[i]; i++)
         g_ptr_array_add(argv, (gpointer)extra[i]);
     g_ptr_array_add(argv, NULL);
     gchar *so = NULL, *se = NULL;
     gint status = 0;
     GError *e = NULL;
-    int rc = -1;
-    if (g_spawn_sync(NULL, (gchar **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &so, &se, &status, &e))
-        rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    else {
+    gboolean ok = g_spawn_sync(NULL, (gchar **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &so, &se, &status, &e);
+    g_ptr_array_free(argv, TRUE);
+    if (!ok) {
         fprintf(stderr, "cannot run %s: %s\n", test_rocesim_bin(), e->message);
         g_error_free(e);
+        return -1;
     }
+    if (out)
+        *out = so;
+    else
+        g_free(so);
+    if (err)
+        *err = se;
+    else
+        g_free(se);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* `rocesim run tests/scenarios/REL -o OUT -q --no-plots EXTRA...`: the exit status; stderr is
+ * printed when the run fails. */
+static inline int test_run_sim(const char *rel, const char *out, const char *const *extra)
+{
+    char *path = test_data_path(rel);
+    const char *args[] = { "run", path, "-o", out, "-q", "--no-plots", NULL };
+    char *se = NULL;
+    int rc = test_rocesim(args, extra, NULL, &se);
     if (rc != 0)
         fprintf(stderr, "\n  rocesim run %s: exit %d\n%s\n", rel, rc, se ? se : "");
-    g_free(so);
     g_free(se);
-    g_ptr_array_free(argv, TRUE);
     g_free(path);
     return rc;
+}
+
+/* counters.csv holds cumulative values over time (a row when a value changed, and every
+ * counter at the end of the run): the value of a (node, port, counter) is that of its last
+ * row. Returns the sum of counter NAME over nodes NODE (a trailing '*' matches any node
+ * starting with the rest) and port PORT (any port if PORT < 0); -1 if no row matched. */
+static inline gint64 test_counter(const char *dir, const char *node, int port, const char *name)
+{
+    char *p = g_build_filename(dir, "counters.csv", NULL);
+    char *text = NULL;
+    gint64 sum = -1;
+    size_t nl = strlen(node);
+    gboolean prefix = nl && node[nl - 1] == '*';
+    GHashTable *last = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    if (g_file_get_contents(p, &text, NULL, NULL)) {
+        char **lines = g_strsplit(text, "\n", -1);
+        for (int i = 1; lines[i]; i++) {
+            char **f = g_strsplit(lines[i], ",", -1);
+            if (g_strv_length(f) == 5 && !strcmp(f[3], name) && (port < 0 || atoi(f[2]) == port) &&
+                (prefix ? !strncmp(f[1], node, nl - 1) : !strcmp(f[1], node))) {
+                gint64 *v = g_new(gint64, 1);
+                *v = g_ascii_strtoll(f[4], NULL, 10);
+                g_hash_table_replace(last, g_strdup_printf("%s,%s", f[1], f[2]), v); /* later rows win */
+            }
+            g_strfreev(f);
+        }
+        g_strfreev(lines);
+    }
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, last);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        sum = (sum < 0 ? 0 : sum) + *(gint64 *)v;
+    g_hash_table_unref(last);
+    g_free(text);
+    g_free(p);
+    return sum;
+}
+
+/* A results folder inside a fresh temporary directory; test_outdir_free removes both. */
+struct test_outdir {
+    char *tmp, *out;
+};
+
+static inline struct test_outdir test_outdir_new(void)
+{
+    struct test_outdir o;
+    o.tmp = test_tmpdir();
+    o.out = g_build_filename(o.tmp, "res", NULL);
+    return o;
+}
+
+static inline void test_outdir_free(struct test_outdir *o)
+{
+    test_rmtree(o->tmp);
+    g_free(o->out);
+    g_free(o->tmp);
 }
 
 /* metrics.KEY (an integer) of DIR/summary.json, or -1 when missing. */
