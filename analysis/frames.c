@@ -266,6 +266,7 @@ static size_t build_roce(const struct packet *p, const struct frame_ctx *ctx, ui
     case PKT_NAK:
         opcode = BTH_OP_ACK;
         ext = AETH_BYTES;
+        becn = (p->flags & PKT_F_CNP) != 0; /* HPCC ns-3's CNP flag, carried in the BTH BECN bit */
         break;
     default: /* PKT_CNP */
         opcode = BTH_OP_CNP;

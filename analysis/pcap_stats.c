@@ -466,6 +466,10 @@ static bool process_file(struct stats *s, uint16_t file, GError **err)
                 if (fi.aeth_syndrome == AETH_NAK_PSN_SEQ)
                     n->counters[C_SEQ_ERR]++;
                 on_ack(s, &fi, file);
+                if (fi.becn) { /* a CNP-flagged ACK (np_feedback = ack_flag) notifies like a CNP */
+                    n->counters[C_CNP]++;
+                    ctl_get(s, &fi, file)->cnps++;
+                }
             }
             break;
         case FRAME_PFC:

@@ -20,7 +20,6 @@ struct dcqcn_state {
     uint32_t t_stage, bc_stage;
     bool active;               /* a CNP has been seen */
     bool cnp_alpha, cnp_dec;   /* CNP seen since the last alpha tick / decrease check */
-    bool last_inc_timer;       /* the last increase came from the timer */
 };
 
 /* DCTCP, rate-based (models.md 6.3): alpha per window of ACKs, one cut per window with
@@ -73,6 +72,8 @@ struct cc_ops {
     /* The next time the rate may change by itself (a timer of the algorithm), or NEVER.
      * A QP waiting for its pacing slot wakes up then to re-pace at the new rate. */
     simtime_t (*next_change)(const struct cc_flow *f);
+    /* The receiver acts as a notification point (CNPs or CNP-flagged ACKs for CE marks). */
+    bool uses_cnp;
 };
 
 extern const struct cc_ops cc_none_ops;

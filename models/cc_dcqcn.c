@@ -1,17 +1,27 @@
 /* DCQCN reaction point (shared/reference/models.md 1.3), lazily evaluated.
  *
- * Two styles share the code:
- *  - gated (ConnectX firmware, HPCC ns-3 "Mellanox"): alpha is updated every dce_tcp_rtt as
- *    alpha = (1-g)alpha + g*[CNP seen]; the rate is cut at most once per
- *    rate_reduce_monitor_period, when a CNP arrived during it.
- *  - paper (SIGCOMM 2015): each CNP cuts the rate at once and raises alpha; alpha decays
- *    by (1-g) every K without CNPs.
+ * Three styles share the state and the rules common to them; every rule names its source.
+ *  - paper [DCQCN15, models.md 1.3.1]: each CNP cuts the rate at once, then raises alpha;
+ *    alpha decays by (1-g) every K without CNPs.
+ *  - gated [ConnectX firmware: mstflint field descriptions, models.md 1.3.3]: alpha is updated
+ *    every dce_tcp_rtt as alpha = (1-g)alpha + g*[CNP seen]; the rate is cut at most once per
+ *    rate_reduce_monitor_period, at the end of a period in which a CNP arrived.
+ *  - hpcc [HPCC ns-3 RdmaHw::*Mlx, models.md 1.3.2]: gated, with the first CNP setting
+ *    alpha = 1 and clearing the alpha flag, decrease checks 1 ns after the alpha ticks, a
+ *    timer-only stage rule and no release at line rate.
  * Increases: timer T (rpg_time_reset) and byte counter B (rpg_byte_reset) drive fast
  * recovery, additive and hyper increase with threshold F (rpg_threshold).
- * Between CNPs everything evolves in closed form; advance() replays the pending timer
+ * Between events everything evolves in closed form; advance() replays the pending timer
  * expiries in time order. */
 #include <math.h>
 #include "models/cc.h"
+
+/* HPCC ns-3 ScheduleDecreaseRateMlx(q, 1): "add 1 ns to make sure rate decrease is after
+ * alpha update" */
+#define HPCC_DECREASE_OFFSET PS_PER_NS
+/* The firmware's rate limiter lets go within 0.1% of line rate (the additive step is larger
+ * than 1e-3 of the rate at every speed modelled), see release_if_recovered(). */
+#define RELEASE_TOLERANCE 1e-3
 
 static double max_rate(const struct cc_flow *f)
 {
@@ -32,8 +42,8 @@ static void dcqcn_init(struct cc_flow *f, const struct scenario *s, double line,
     d->alpha_next = d->dec_next = d->inc_next = SIMTIME_NEVER;
 }
 
-/* Alpha ticks up to and including time t: the first tick consumes the CNP flag (gated
- * style), the rest are pure decay, applied in one step. */
+/* Alpha ticks up to and including time t: the first tick consumes the CNP flag (gated and
+ * hpcc: UpdateAlphaMlx), the rest are pure decay, applied in one step. */
 static void alpha_to(struct cc_flow *f, simtime_t t)
 {
     struct dcqcn_state *d = &f->u.d;
@@ -42,7 +52,7 @@ static void alpha_to(struct cc_flow *f, simtime_t t)
         return;
     simtime_t K = p->dce_tcp_rtt;
     uint64_t ticks = (t - d->alpha_next) / K + 1;
-    if (p->style == DCQCN_GATED) {
+    if (p->style != DCQCN_PAPER) {
         d->alpha = (1 - p->g) * d->alpha + (d->cnp_alpha ? p->g : 0);
         d->cnp_alpha = false;
         ticks--;
@@ -64,11 +74,27 @@ static void clamp_rates(struct cc_flow *f)
         f->rate = mn;
 }
 
+/* Does a decrease set Rt <- Rc? [mstflint] clamp_tgt_rate: "whenever a CNP is processed, the
+ * target rate is updated to be the current rate"; clamp_tgt_rate_after_time_inc: "if the
+ * transmission rate was increased due to the timer, and not only due to the byte counter". So
+ * without either flag only a byte-counter increase since the last cut leads to a clamp; the
+ * second flag adds timer increases. [ns3-rdma] rpr_cnm_received implements exactly that, and
+ * HPCC ns-3 CheckRateDecreaseMlx (ClampTargetRate || rpTimeStage != 0) is the same rule without
+ * a byte counter. The paper clamps on every CNP (its preset sets clamp_tgt_rate). */
+static bool clamps_target(const struct dcqcn_params *p, const struct dcqcn_state *d)
+{
+    if (p->clamp_tgt_rate)
+        return true;
+    if (p->clamp_tgt_rate_after_time_inc)
+        return d->bc_stage != 0 || d->t_stage != 0;
+    return d->bc_stage != 0;
+}
+
 static void decrease(struct cc_flow *f, simtime_t t)
 {
     struct dcqcn_state *d = &f->u.d;
     const struct dcqcn_params *p = f->dcqcn;
-    if (p->clamp_tgt_rate || p->style == DCQCN_PAPER || (p->clamp_tgt_rate_after_time_inc && d->last_inc_timer))
+    if (clamps_target(p, d))
         d->rt = f->rate;
     double cut = d->alpha / (double)(1u << (p->rpg_gd - 10)); /* alpha/2 for rpg_gd = 11 */
     double factor = 1 - cut;
@@ -79,62 +105,65 @@ static void decrease(struct cc_flow *f, simtime_t t)
     clamp_rates(f);
     d->t_stage = d->bc_stage = 0;
     d->bytes_since_inc = 0;
-    d->last_inc_timer = false;
     d->inc_next = t + p->rpg_time_reset;
 }
 
-/* One increase event; `timer` says whether the timer or the byte counter fired. */
-static void increase(struct cc_flow *f, bool timer)
+/* How much one increase event raises Rt; `timer` says whether the timer or the byte counter
+ * fired. Updates the stage counters. */
+static double increase_step(const struct dcqcn_params *p, struct dcqcn_state *d, bool timer)
 {
-    struct dcqcn_state *d = &f->u.d;
-    const struct dcqcn_params *p = f->dcqcn;
     uint32_t F = p->rpg_threshold;
+    if (p->style == DCQCN_HPCC) {
+        /* RateIncEventMlx: the stage before this event picks the phase, then it counts up;
+         * hyper increase is a constant step */
+        uint32_t stage = d->t_stage + d->bc_stage;
+        if (timer)
+            d->t_stage++;
+        else
+            d->bc_stage++;
+        return stage < F ? 0 : stage == F ? (double)p->rpg_ai_rate : (double)p->rpg_hai_rate;
+    }
+    /* [DCQCN15] / [ns3-rdma] rpr_fast_*, rpr_active_select, rpr_hyper_increase: the event's
+     * counter counts first; fast recovery while both are below F, additive increase once one
+     * has reached F, hyper increase only once both have (mstflint rpg_threshold), with
+     * i = min(T, BC) - F + 1 steps. With the byte counter off, BC stays 0: no hyper increase. */
     if (timer)
         d->t_stage++;
     else
         d->bc_stage++;
-    d->last_inc_timer = timer;
     uint32_t hi = d->t_stage > d->bc_stage ? d->t_stage : d->bc_stage;
     uint32_t lo = d->t_stage < d->bc_stage ? d->t_stage : d->bc_stage;
-    if (p->style == DCQCN_PAPER) {
-        if (hi < F) {
-            /* fast recovery: Rt unchanged */
-        } else if (lo >= F) {
-            d->rt += (double)(lo - F + 1) * (double)p->rpg_hai_rate; /* hyper increase */
-        } else {
-            d->rt += (double)p->rpg_ai_rate;                          /* additive increase */
-        }
-    } else {
-        /* firmware style: stages count increase events of either kind; after F of them
-         * additive, after more than F hyper (a constant step) */
-        uint32_t stage = d->t_stage + d->bc_stage - 1; /* events before this one */
-        if (stage < F) {
-        } else if (stage == F) {
-            d->rt += (double)p->rpg_ai_rate;
-        } else {
-            d->rt += (double)p->rpg_hai_rate;
-        }
-    }
+    if (hi < F)
+        return 0;
+    if (lo < F)
+        return (double)p->rpg_ai_rate;
+    return (double)(lo - F + 1) * (double)p->rpg_hai_rate;
+}
+
+static void increase(struct cc_flow *f, bool timer)
+{
+    struct dcqcn_state *d = &f->u.d;
+    const struct dcqcn_params *p = f->dcqcn;
     double mx = max_rate(f);
-    if (d->rt > mx)
-        d->rt = mx;
+    d->rt = fmin(d->rt + increase_step(p, d, timer), mx);
     f->rate = (d->rt + f->rate) / 2;
     clamp_rates(f);
-    /* Within 0.1% of line rate with the target there: the limiter lets go (1e-3 of the
-     * rate is below the additive step at any speed this simulator models). */
-    if (d->rt >= mx && f->rate >= mx * (1 - 1e-3))
+    if (p->release_at_line_rate && d->rt >= mx && f->rate >= mx * (1 - RELEASE_TOLERANCE))
         f->rate = mx;
 }
 
-/* Back at full speed: the NIC releases the QP's rate limiter, and the next CNP starts a new
- * congestion episode (alpha from initial_alpha_value again), as ConnectX does. */
+/* Back at full speed with nothing pending. With release_at_line_rate (ConnectX) the NIC
+ * releases the QP's rate limiter, and the next CNP starts a new congestion episode (alpha
+ * from initial_alpha_value again). Otherwise (the paper, HPCC ns-3) the timers keep running,
+ * but every increase leaves Rc = Rt = line and the next decrease resets the stages, so they
+ * are not evaluated any more; alpha keeps its history. */
 static bool release_if_recovered(struct cc_flow *f)
 {
     struct dcqcn_state *d = &f->u.d;
     if (f->rate < max_rate(f) || d->rt < max_rate(f) || d->cnp_dec)
         return false;
     if (!f->dcqcn->release_at_line_rate) {
-        d->inc_next = SIMTIME_NEVER; /* nothing left to increase; alpha keeps its history */
+        d->inc_next = SIMTIME_NEVER;
         return true;
     }
     d->active = false;
@@ -145,35 +174,62 @@ static bool release_if_recovered(struct cc_flow *f)
     return true;
 }
 
+/* At equal times the event armed earlier runs first, as in an event queue with FIFO ties
+ * (HPCC ns-3): the increase timer for time X was armed at X - T, the decrease check at X - P. */
+static bool timer_runs_first(const struct dcqcn_params *p, const struct dcqcn_state *d)
+{
+    if (d->inc_next != d->dec_next)
+        return d->inc_next < d->dec_next;
+    return p->rpg_time_reset > p->rate_reduce_monitor_period;
+}
+
 static void dcqcn_advance(struct cc_flow *f, simtime_t now)
 {
     struct dcqcn_state *d = &f->u.d;
     const struct dcqcn_params *p = f->dcqcn;
     if (!d->active)
         return;
-    for (;;) {
-        simtime_t next = d->dec_next < d->inc_next ? d->dec_next : d->inc_next;
-        if (next > now)
-            break;
-        if (d->dec_next <= d->inc_next) {
-            simtime_t t = d->dec_next;
-            alpha_to(f, t); /* alpha updates at a tick run before a decrease at the same time */
-            if (d->cnp_dec) {
-                d->cnp_dec = false;
-                decrease(f, t);
-                d->dec_next = t + p->rate_reduce_monitor_period;
-            } else {
-                d->dec_next = SIMTIME_NEVER; /* re-armed by the next CNP */
-            }
-        } else {
+    while (d->dec_next <= now || d->inc_next <= now) {
+        if (d->inc_next <= now && timer_runs_first(p, d)) {
             simtime_t t = d->inc_next;
             increase(f, true);
             d->inc_next = t + p->rpg_time_reset;
             if (release_if_recovered(f) && !d->active)
                 return;
+            continue;
+        }
+        simtime_t t = d->dec_next;
+        alpha_to(f, t); /* alpha ticks at or before a decrease run before it */
+        if (d->cnp_dec) {
+            d->cnp_dec = false;
+            decrease(f, t);
+            d->dec_next = t + p->rate_reduce_monitor_period;
+        } else {
+            d->dec_next = SIMTIME_NEVER; /* re-armed by the next CNP */
         }
     }
     alpha_to(f, now);
+}
+
+static void first_cnp(struct cc_flow *f, simtime_t now)
+{
+    struct dcqcn_state *d = &f->u.d;
+    const struct dcqcn_params *p = f->dcqcn;
+    d->active = true;
+    d->alpha = p->initial_alpha_value / 1024.0;
+    if (p->rate_to_set_on_first_cnp) {
+        f->rate = fmin((double)p->rate_to_set_on_first_cnp, max_rate(f));
+        d->rt = f->rate;
+    }
+    d->alpha_next = now + p->dce_tcp_rtt;
+    if (p->style == DCQCN_PAPER)
+        return;
+    /* the decrease checks run on a fixed grid from the first CNP */
+    d->dec_grid = now + (p->style == DCQCN_HPCC ? HPCC_DECREASE_OFFSET : 0);
+    d->dec_next = d->dec_grid + p->rate_reduce_monitor_period;
+    d->cnp_dec = true;
+    /* cnp_received_mlx clears the alpha flag on the first CNP; the firmware counts it */
+    d->cnp_alpha = p->style != DCQCN_HPCC;
 }
 
 static void dcqcn_on_cnp(struct cc_flow *f, simtime_t now)
@@ -182,32 +238,21 @@ static void dcqcn_on_cnp(struct cc_flow *f, simtime_t now)
     const struct dcqcn_params *p = f->dcqcn;
     f->cnp_handled++;
     dcqcn_advance(f, now);
-    if (!d->active) {
-        d->active = true;
-        d->alpha = p->initial_alpha_value / 1024.0;
-        if (p->rate_to_set_on_first_cnp) {
-            f->rate = fmin((double)p->rate_to_set_on_first_cnp, max_rate(f));
-            d->rt = f->rate;
-        }
-        d->alpha_next = now + p->dce_tcp_rtt;
-        if (p->style == DCQCN_GATED) {
-            d->cnp_alpha = d->cnp_dec = true;
-            d->dec_grid = now;
-            d->dec_next = now + p->rate_reduce_monitor_period;
-            return;
-        }
-    }
+    bool first = !d->active;
+    if (first)
+        first_cnp(f, now);
     if (p->style == DCQCN_PAPER) {
         decrease(f, now);
         d->alpha = (1 - p->g) * d->alpha + p->g;
         d->alpha_next = now + p->dce_tcp_rtt; /* the alpha timer restarts at each CNP */
         return;
     }
+    if (first)
+        return;
     d->cnp_alpha = true;
     d->cnp_dec = true;
     if (d->dec_next == SIMTIME_NEVER) {
-        /* the decrease checks run on a fixed grid from the first CNP; the cut happens at the
-         * end of the monitor period this CNP falls in */
+        /* the cut happens at the end of the monitor period this CNP falls in */
         simtime_t P = p->rate_reduce_monitor_period;
         d->dec_next = P ? d->dec_grid + ((now - d->dec_grid) / P + 1) * P : now;
     }
@@ -239,7 +284,7 @@ static simtime_t dcqcn_next_change(const struct cc_flow *f)
 }
 
 const struct cc_ops cc_dcqcn_ops = { "dcqcn", dcqcn_init, dcqcn_advance, dcqcn_on_cnp, dcqcn_on_send,
-                                     cc_ignore_ack, dcqcn_next_change };
+                                     cc_ignore_ack, dcqcn_next_change, true };
 
 void cc_ignore_cnp(struct cc_flow *f, simtime_t now) { (void)now; f->cnp_handled++; }
 void cc_ignore_send(struct cc_flow *f, simtime_t now, uint32_t b) { (void)f; (void)now; (void)b; }
@@ -255,7 +300,7 @@ static void none_init(struct cc_flow *f, const struct scenario *s, double line, 
     f->rate = line;
 }
 const struct cc_ops cc_none_ops = { "none", none_init, cc_no_advance, cc_ignore_cnp, cc_ignore_send, cc_ignore_ack,
-                                    cc_never_changes };
+                                    cc_never_changes, false };
 
 const struct cc_ops *cc_ops_for(enum cc_kind kind)
 {

@@ -45,4 +45,4 @@ static void dctcp_on_ack(struct cc_flow *f, simtime_t now, const struct cc_ack *
 }
 
 const struct cc_ops cc_dctcp_ops = { "dctcp", dctcp_init, cc_no_advance, cc_ignore_cnp, cc_ignore_send,
-                                     dctcp_on_ack, cc_never_changes };
+                                     dctcp_on_ack, cc_never_changes, false };

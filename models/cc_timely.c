@@ -47,4 +47,4 @@ static void timely_on_ack(struct cc_flow *f, simtime_t now, const struct cc_ack 
 }
 
 const struct cc_ops cc_timely_ops = { "timely", timely_init, cc_no_advance, cc_ignore_cnp, cc_ignore_send,
-                                      timely_on_ack, cc_never_changes };
+                                      timely_on_ack, cc_never_changes, false };

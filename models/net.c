@@ -526,6 +526,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         nic_init_qp(n, q, f->key.src, f->key.dst, f->prio);
     }
     g_array_free(qpinit, TRUE);
+    nic_assign_cnp_slots(n);
 
     for (uint32_t i = 0; i < n->nxfers; i++) {
         const struct transfer *t = schedule_get(sched, i);
@@ -568,6 +569,7 @@ void net_free(struct net *n)
             g_free(n->hosts[h].heap);
     g_free(n->hosts);
     g_free(n->qps);
+    g_free(n->cnp_last);
     g_free(n->xfers);
     g_free(n->dep_off);
     g_free(n->dep_list);

@@ -129,8 +129,7 @@ struct qp_rt {
     bool nak_sent;
     bool ce_since_ack;         /* ECN-echo for the next ACK */
     simtime_t last_nak;
-    simtime_t last_cnp;
-    bool cnp_ever;
+    uint32_t cnp_slot;         /* index into net.cnp_last: the CNP moderation scope it shares */
 };
 
 struct host_rt {
@@ -196,6 +195,7 @@ struct net {
     struct host_rt *hosts;        /* indexed by node (hosts are 0..H-1) */
     struct qp_rt *qps;
     uint32_t nqps;
+    simtime_t *cnp_last;          /* NP: when the last CNP of each moderation slot went out */
     struct xfer_rt *xfers;
     uint32_t nxfers, npackets_xfers;
     uint32_t *dep_off, *dep_list; /* dependents of each transfer (CSR) */
@@ -272,6 +272,7 @@ uint32_t ecmp_hash(uint32_t sip, uint32_t dip, uint16_t sport, uint16_t dport, u
 
 /* NIC (models/nic.c) */
 void nic_init_qp(struct net *n, uint32_t qp, uint32_t src, uint32_t dst, uint8_t prio);
+void nic_assign_cnp_slots(struct net *n);
 void nic_receive(struct net *n, struct port_rt *in, uint32_t pkt);
 uint32_t nic_dequeue(struct net *n, struct host_rt *h);
 bool nic_has_work(const struct net *n, const struct host_rt *h);

@@ -38,6 +38,40 @@ void nic_init_qp(struct net *n, uint32_t id, uint32_t src, uint32_t dst, uint8_t
         timer_init(&n->hosts[src].wake, &n->eng, wake_fire, n, src);
 }
 
+/* CNP moderation slots (models.md 1.2): QPs that share a slot share one min_time_between_cnps.
+ * Per QP is DCQCN's per-flow NP; per port is [mstflint]'s "minimum time between CNPs from the
+ * port"; per destination is one slot per (receiving host, data sender). Assigned once, so the
+ * receive path only indexes an array. */
+void nic_assign_cnp_slots(struct net *n)
+{
+    enum cnp_scope scope = n->sc->dcqcn.cnp_scope;
+    GHashTable *pairs = g_hash_table_new(g_int64_hash, g_int64_equal);
+    gint64 *keys = g_new(gint64, n->nqps ? n->nqps : 1);
+    uint32_t nslots = scope == CNP_PER_PORT ? n->topo->nhosts : 0;
+    for (uint32_t i = 0; i < n->nqps; i++) {
+        struct qp_rt *q = &n->qps[i];
+        if (scope == CNP_PER_QP) {
+            q->cnp_slot = nslots++;
+        } else if (scope == CNP_PER_PORT) {
+            q->cnp_slot = q->dst;
+        } else {
+            keys[i] = ((gint64)q->dst << 32) | q->src;
+            gpointer v;
+            if (g_hash_table_lookup_extended(pairs, &keys[i], NULL, &v)) {
+                q->cnp_slot = GPOINTER_TO_UINT(v);
+            } else {
+                q->cnp_slot = nslots++;
+                g_hash_table_insert(pairs, &keys[i], GUINT_TO_POINTER(q->cnp_slot));
+            }
+        }
+    }
+    g_hash_table_unref(pairs);
+    g_free(keys);
+    n->cnp_last = g_new(simtime_t, nslots ? nslots : 1);
+    for (uint32_t i = 0; i < nslots; i++)
+        n->cnp_last[i] = SIMTIME_NEVER;
+}
+
 /* ---------- ready FIFO, parked lists and pacing heap ---------- */
 
 static void ready_push(struct net *n, struct host_rt *h, uint32_t id)
@@ -319,8 +353,10 @@ static void wake_fire(void *ctx, uint64_t host)
 
 /* ---------- control packets ---------- */
 
-static uint32_t send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind kind,
-                          uint32_t qp, uint32_t psn, uint8_t prio)
+/* Queues a control packet and kicks the port, which may put it on the wire (and a capture)
+ * at once: everything the packet says is set before. `sent_at` is an ACK's echoed time. */
+static void send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind kind, uint32_t qp, uint32_t psn,
+                      uint8_t prio, uint8_t flags, simtime_t sent_at)
 {
     uint32_t i = pkt_alloc(n);
     struct packet *pk = &n->pool[i];
@@ -339,24 +375,39 @@ static uint32_t send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_ki
     pk->dscp = kind == PKT_CNP ? 48 : 26;
     pk->src_qpn = q->rqpn;
     pk->dst_qpn = q->lqpn;
-    pk->sent_at = n->eng.now;
+    pk->flags = flags;
+    pk->sent_at = sent_at;
     struct host_rt *h = &n->hosts[from];
     pktq_push(n, &h->ctrl, i);
     port_kick(n, &n->ports[h->port]);
-    return i;
 }
 
 /* An ACK for data packet `data`: it echoes the data's send time (the sender's RTT sample) and
- * whether a CE-marked packet arrived since the previous ACK (ECN-echo, for DCTCP). */
-static void send_ack(struct net *n, struct qp_rt *q, const struct packet *data, enum pkt_kind kind, uint32_t psn)
+ * whether a CE-marked packet arrived since the previous ACK (ECN-echo, for DCTCP). `cnp` sets
+ * the CNP flag of the HPCC ns-3 feedback path (np_feedback = ack_flag). */
+static void send_ack(struct net *n, struct qp_rt *q, const struct packet *data, enum pkt_kind kind, uint32_t psn,
+                     bool cnp)
 {
-    simtime_t echo = data->sent_at;
-    bool ece = q->ce_since_ack;
-    uint32_t i = send_ctrl(n, q->dst, q->src, kind, data->qp, psn, n->sc->ack_priority);
-    n->pool[i].sent_at = echo;
-    if (ece)
-        n->pool[i].flags |= PKT_F_ECE;
+    uint8_t flags = (q->ce_since_ack ? PKT_F_ECE : 0) | (cnp ? PKT_F_CNP : 0);
+    if (cnp) {
+        n->hosts[q->dst].np_cnp_sent++;
+        n->st.cnp_sent++;
+    }
     q->ce_since_ack = false;
+    send_ctrl(n, q->dst, q->src, kind, data->qp, psn, n->sc->ack_priority, flags, data->sent_at);
+}
+
+/* A CE-marked packet at the notification point with np_feedback = cnp: a CNP unless one went
+ * out within min_time_between_cnps in the QP's moderation slot [DCQCN15 NP, mstflint]. */
+static void np_send_cnp(struct net *n, struct qp_rt *q, uint32_t qp)
+{
+    simtime_t now = n->eng.now, *last = &n->cnp_last[q->cnp_slot];
+    if (*last != SIMTIME_NEVER && now - *last < n->sc->dcqcn.min_time_between_cnps)
+        return;
+    *last = now;
+    n->hosts[q->dst].np_cnp_sent++;
+    n->st.cnp_sent++;
+    send_ctrl(n, q->dst, q->src, PKT_CNP, qp, 0, n->sc->cnp_priority, 0, now);
 }
 
 /* ---------- receiving ---------- */
@@ -365,19 +416,19 @@ static void responder_data(struct net *n, struct packet *pk)
 {
     struct qp_rt *q = &n->qps[pk->qp];
     struct host_rt *h = &n->hosts[q->dst];
-    simtime_t now = n->eng.now;
+    /* HPCC ns-3 ReceiveUdp: with L2_ACK_INTERVAL 1 every packet is acknowledged, and a CE mark
+     * sets the CNP flag of that very ACK (or NAK); so a CE packet is acknowledged at once */
+    bool flag_ack = false;
     h->rx_bytes += pk->payload;
     if (pk->ecn == ECN_CE) {
         h->np_ecn_marked_roce_packets++;
         sampler_counters_changed(n, NULL, q->dst);
         q->ce_since_ack = true;
-        if (n->sc->cc == CC_DCQCN &&
-            (!q->cnp_ever || now - q->last_cnp >= n->sc->dcqcn.min_time_between_cnps)) {
-            q->cnp_ever = true;
-            q->last_cnp = now;
-            h->np_cnp_sent++;
-            n->st.cnp_sent++;
-            send_ctrl(n, q->dst, q->src, PKT_CNP, pk->qp, 0, n->sc->cnp_priority);
+        if (n->cc->uses_cnp) {
+            if (n->sc->dcqcn.np_feedback == NP_ACK_FLAG)
+                flag_ack = true;
+            else
+                np_send_cnp(n, q, pk->qp);
         }
     }
     if (pk->psn == q->epsn) {
@@ -386,9 +437,9 @@ static void responder_data(struct net *n, struct packet *pk)
         bool last = pk->flags & PKT_F_LAST;
         if (last)
             xfer_finished(n, pk->transfer);
-        if (++q->unacked >= n->sc->ack_every || last) {
+        if (++q->unacked >= n->sc->ack_every || last || flag_ack) {
             q->unacked = 0;
-            send_ack(n, q, pk, PKT_ACK, q->epsn - 1);
+            send_ack(n, q, pk, PKT_ACK, q->epsn - 1, flag_ack);
         }
     } else if (pk->psn > q->epsn) {
         h->out_of_sequence++;
@@ -397,13 +448,25 @@ static void responder_data(struct net *n, struct packet *pk)
         if (!q->nak_sent || n->eng.now - q->last_nak >= n->sc->nak_interval) {
             q->nak_sent = true;
             q->last_nak = n->eng.now;
-            send_ack(n, q, pk, PKT_NAK, q->epsn);
+            send_ack(n, q, pk, PKT_NAK, q->epsn, flag_ack);
         }
     } else {
         h->duplicate_request++;
         if (pk->flags & PKT_F_LAST) /* re-acknowledge so a sender that lost the ACK moves on */
-            send_ack(n, q, pk, PKT_ACK, q->epsn - 1);
+            send_ack(n, q, pk, PKT_ACK, q->epsn - 1, false);
     }
+}
+
+/* A congestion notification at the reaction point: a CNP, or a CNP-flagged ACK. */
+static void rp_notified(struct net *n, uint32_t id)
+{
+    struct qp_rt *q = &n->qps[id];
+    n->cc->on_cnp(&q->cc, n->eng.now);
+    n->hosts[q->src].rp_cnp_handled++;
+    sampler_counters_changed(n, NULL, q->src);
+    n->st.cnp_handled++;
+    if (q->cc.rate != q->rate_logged)
+        sampler_rate_changed(n, id);
 }
 
 static void requester_ack(struct net *n, struct packet *pk)
@@ -435,6 +498,8 @@ static void requester_ack(struct net *n, struct packet *pk)
         go_back(n, id, pk->psn);
         port_kick(n, &n->ports[n->hosts[q->src].port]);
     }
+    if (pk->flags & PKT_F_CNP)
+        rp_notified(n, id);
 }
 
 void nic_receive(struct net *n, struct port_rt *in, uint32_t i)
@@ -454,16 +519,9 @@ void nic_receive(struct net *n, struct port_rt *in, uint32_t i)
     case PKT_NAK:
         requester_ack(n, pk);
         break;
-    case PKT_CNP: {
-        struct qp_rt *q = &n->qps[pk->qp];
-        n->cc->on_cnp(&q->cc, n->eng.now);
-        n->hosts[q->src].rp_cnp_handled++;
-        sampler_counters_changed(n, NULL, q->src);
-        n->st.cnp_handled++;
-        if (q->cc.rate != q->rate_logged)
-            sampler_rate_changed(n, pk->qp);
+    case PKT_CNP:
+        rp_notified(n, pk->qp);
         break;
-    }
     case PKT_PFC:
         break;
     }

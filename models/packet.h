@@ -1,4 +1,4 @@
-/* One packet in flight. Packets live in a pool (models/packet_pool) and are linked into
+/* One packet in flight. Packets live in a pool (struct net.pool) and are linked into
  * queues through `next`, so forwarding allocates nothing. */
 #ifndef ROCESIM_PACKET_H
 #define ROCESIM_PACKET_H
@@ -21,6 +21,7 @@ enum { ECN_NOT_ECT = 0, ECN_ECT1 = 1, ECN_ECT0 = 2, ECN_CE = 3 };
 #define PKT_F_LAST    0x02  /* last packet of a message */
 #define PKT_F_RETX    0x04  /* a retransmission */
 #define PKT_F_ECE     0x08  /* ACK/NAK: ECN-echo, a CE mark arrived since the previous ACK */
+#define PKT_F_CNP     0x10  /* ACK/NAK: the acknowledged packet was CE-marked (np_feedback = ack_flag) */
 
 /* RoCEv2 framing (IPv4, no VLAN), see shared/reference/models.md section 5. */
 #define ROCE_HDR_BYTES   62u   /* Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 */

@@ -93,7 +93,9 @@ static const struct keydef keys[] = {
     { "dcqcn", "clamp_tgt_rate", K_BOOL, D(clamp_tgt_rate), NULL, NULL, 0, 0, 0 },
     { "dcqcn", "clamp_tgt_rate_after_time_inc", K_BOOL, D(clamp_tgt_rate_after_time_inc), NULL, NULL, 0, 0, 0 },
     { "dcqcn", "release_at_line_rate", K_BOOL, D(release_at_line_rate), NULL, NULL, 0, 0, 0 },
-    { "dcqcn", "style", K_ENUM, D(style), NULL, "gated|paper", 0, 0, 0 },
+    { "dcqcn", "style", K_ENUM, D(style), NULL, "gated|paper|hpcc", 0, 0, 0 },
+    { "dcqcn", "cnp_scope", K_ENUM, D(cnp_scope), NULL, "qp|port|destination", 0, 0, 0 },
+    { "dcqcn", "np_feedback", K_ENUM, D(np_feedback), NULL, "cnp|ack_flag", 0, 0, 0 },
 
     /* DCTCP and TIMELY: the HPCC ns-3 defaults (models.md 6.2, 6.3); rates scaled by host
      * rate where its run.py does (NULL defaults are derived) */
@@ -132,6 +134,8 @@ struct preset {
 static const struct preset presets[] = {
     { "connectx", {
         { "style", "gated" },
+        { "np_feedback", "cnp" },
+        { "cnp_scope", "qp" },               /* DCQCN's per-flow NP; see README "CNP moderation" */
         { "min_time_between_cnps", "4us" },
         { "dce_tcp_rtt", "1us" },
         { "dce_tcp_g", "1019" },
@@ -153,6 +157,8 @@ static const struct preset presets[] = {
         { NULL, NULL } } },
     { "dcqcn_paper", {
         { "style", "paper" },
+        { "np_feedback", "cnp" },
+        { "cnp_scope", "qp" },               /* N = 50 us per flow (DCQCN15 NP) */
         { "min_time_between_cnps", "50us" },
         { "dce_tcp_rtt", "55us" },
         { "dce_tcp_g", "1020" },            /* g = 4/1024 = 1/256 */
@@ -173,8 +179,10 @@ static const struct preset presets[] = {
         { "release_at_line_rate", "off" },
         { NULL, NULL } } },
     { "hpcc_ns3", {
-        { "style", "gated" },
-        { "min_time_between_cnps", "4us" },
+        { "style", "hpcc" },
+        { "np_feedback", "ack_flag" },       /* CNP flag in the ACK of each CE packet (rdma-hw.cc) */
+        { "cnp_scope", "qp" },
+        { "min_time_between_cnps", "0ps" },  /* no moderation */
         { "dce_tcp_rtt", "1us" },
         { "dce_tcp_g", "1020" },
         { "initial_alpha_value", "1024" },

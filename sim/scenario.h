@@ -13,10 +13,20 @@ GQuark scenario_error_quark(void);
 enum topo_kind { TOPO_LEAF_SPINE = 0, TOPO_EDGES };
 enum cc_kind { CC_NONE = 0, CC_DCQCN, CC_DCTCP, CC_TIMELY };
 enum ecn_mark_at { MARK_DEQUEUE = 0, MARK_ENQUEUE };
-enum dcqcn_style { DCQCN_GATED = 0, DCQCN_PAPER }; /* firmware (periodic alpha/decrease) or paper */
+/* gated: ConnectX firmware (periodic alpha, gated decrease); paper: SIGCOMM 2015 (each CNP cuts);
+ * hpcc: HPCC ns-3's Mellanox model (RdmaHw::*Mlx), see models/cc_dcqcn.c */
+enum dcqcn_style { DCQCN_GATED = 0, DCQCN_PAPER, DCQCN_HPCC };
+/* Which data packets a notification point may answer with a CNP: one per min_time_between_cnps
+ * per QP, per receiving port, or per (receiving port, sender) */
+enum cnp_scope { CNP_PER_QP = 0, CNP_PER_PORT, CNP_PER_DESTINATION };
+/* cnp: a CNP packet per CE-marked packet (moderated); ack_flag: every CE-marked packet is ACKed at
+ * once with a CNP flag (HPCC ns-3, no CNP packet, no moderation) */
+enum np_feedback { NP_CNP = 0, NP_ACK_FLAG };
 
 struct dcqcn_params {
-    simtime_t min_time_between_cnps; /* NP: per QP */
+    simtime_t min_time_between_cnps; /* NP: CNP spacing within one cnp_scope */
+    enum cnp_scope cnp_scope;
+    enum np_feedback np_feedback;
     simtime_t dce_tcp_rtt;           /* alpha update period K */
     uint32_t dce_tcp_g;              /* weight of the old alpha, in 1/1024 (see README) */
     double g;                        /* derived: 1 - dce_tcp_g/1024, or set directly */

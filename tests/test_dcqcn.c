@@ -155,19 +155,20 @@ static void test_min_rate(void)
     scenario_free(s);
 }
 
-/* Increase timer stages, gated style, with clamp_tgt_rate = on and no byte counter.
+/* Increase stages, gated style (connectx), with clamp_tgt_rate = on and the byte counter off.
+ * The firmware rule [mstflint rpg_threshold, ns3-rdma rpr_active_select]: the timer stage
+ * counts first; fast recovery while both stages are below F, additive increase once one has
+ * reached F, hyper increase only once both have. With F = 1 and no byte counter every timer
+ * event is an additive increase and hyper increase never comes.
  *   CNP 0 us  -> cut at 4 us with alpha a = 0.98446534 (as in test_first_cnp_gated):
  *                Rt = 100e9 (clamped to Rc before the cut), R1 = 50776732829.97
  *   CNP 5 us  -> tick 5 quiet (alpha = a q), ticks 6 (CNP), 7, 8:
  *                aB = (q * a q + g) q^2 = 0.97021312089097
  *                cut at 8 us: Rt = R1, R2 = R1 (1 - aB/2) = 26144606616.17
- *   timer at 8 + 300 = 308 us, stage 0 < F = 1: fast recovery
- *                R3 = (R1 + R2)/2 = 38460669723.07, Rt = R1
- *   608 us, stage 1 == F: additive, Rt = R1 + 5e6 = 50781732829.97
- *                R4 = (Rt + R3)/2 = 44621201276.52
- *   908 us, stage 2 > F: hyper (a constant step), Rt += 50e6 = 50831732829.97
- *                R5 = (Rt + R4)/2 = 47726467053.25
- *   1208 us: Rt = 50881732829.97, R6 = 49304099941.61 */
+ *   timer at 308 us (T = 1, BC = 0): additive, Rt = R1 + 5e6, R3 = (Rt + R2)/2 = 38463169723.07
+ *   608 us: Rt = R1 + 10e6, R4 = 44624951276.52
+ *   908 us: Rt = R1 + 15e6, R5 = 47708342053.25
+ *   1208 us: Rt = R1 + 20e6, R6 = 49252537441.61 */
 static void test_increase_timer_stages(void)
 {
     const char *sets[] = { "dcqcn.clamp_tgt_rate=on", "dcqcn.rpg_byte_reset=0B", NULL };
@@ -190,18 +191,18 @@ static void test_increase_timer_stages(void)
     D->advance(&f, US(308) - 1);
     ASSERT_RATE(f.rate, 26144606616.165493);
     D->advance(&f, US(308));
-    ASSERT_RATE(f.rate, 38460669723.069176);
-    ASSERT_RATE(f.u.d.rt, R1);
+    ASSERT_RATE(f.rate, 38463169723.069176);
+    ASSERT_RATE(f.u.d.rt, R1 + 5e6);
     CU_ASSERT_EQUAL(D->next_change(&f), US(608));
     D->advance(&f, US(608));
-    ASSERT_RATE(f.u.d.rt, R1 + 5e6);
-    ASSERT_RATE(f.rate, 44621201276.521019);
+    ASSERT_RATE(f.u.d.rt, R1 + 10e6);
+    ASSERT_RATE(f.rate, 44624951276.521019);
     D->advance(&f, US(908));
-    ASSERT_RATE(f.u.d.rt, R1 + 55e6);
-    ASSERT_RATE(f.rate, 47726467053.246941);
+    ASSERT_RATE(f.u.d.rt, R1 + 15e6);
+    ASSERT_RATE(f.rate, 47708342053.246941);
     D->advance(&f, US(1208));
-    ASSERT_RATE(f.u.d.rt, R1 + 105e6);
-    ASSERT_RATE(f.rate, 49304099941.609901);
+    ASSERT_RATE(f.u.d.rt, R1 + 20e6);
+    ASSERT_RATE(f.rate, 49252537441.609901);
     /* lazy evaluation: one advance() over the same span gives the same state */
     D->advance(&jump, US(1208));
     ASSERT_RATE(jump.rate, f.rate);
@@ -212,11 +213,15 @@ static void test_increase_timer_stages(void)
     scenario_free(s);
 }
 
-/* The byte counter (B = 32767 B) drives the same stages; counting starts with the first
- * CNP, and a partial count carries over. Same set-up as above (R1, R2), then at 10 us:
- *   32766 B: nothing; +1 B: stage 0, fast recovery: (R1 + R2)/2 = 38460669723.07
- *   40000 B: one event (7233 B carried): additive, Rt = R1 + 5e6, Rc = 44621201276.52
- *   25534 B: 7233 + 25534 = 32767: hyper, Rt = R1 + 55e6, Rc = 47726467053.25 */
+/* The byte counter (B = 32767 B) counts from the first CNP, and a partial count carries over.
+ * Same set-up as above (R1, R2; clamp on), then:
+ *   10 us, 32766 B: nothing; +1 B: BC = 1 (T = 0): additive, Rt = R1 + 5e6, Rc = 38463169723.07
+ *   40000 B: one event (7233 B carried): BC = 2: additive, Rt = R1 + 10e6, Rc = 44624951276.52
+ *   timer 308 us: T = 1, BC = 2: both reached F = 1: hyper, i = min - F + 1 = 1:
+ *       Rt = R1 + 60e6, Rc = 47730842053.25
+ *   309 us, 25534 B (with the 7233 carried: one event): BC = 3, i = 1: Rt = R1 + 110e6,
+ *       Rc = 49308787441.61
+ *   timer 608 us: T = 2, BC = 3: i = 2: Rt = R1 + 210e6, Rc = 50147760135.79 */
 static void test_byte_counter(void)
 {
     const char *sets[] = { "dcqcn.clamp_tgt_rate=on", NULL };
@@ -235,65 +240,97 @@ static void test_byte_counter(void)
     D->on_send(&f, US(10), 32766);
     ASSERT_RATE(f.rate, 26144606616.165493);
     D->on_send(&f, US(10), 1);
-    ASSERT_RATE(f.rate, 38460669723.069176);
-    D->on_send(&f, US(10), 40000);
     ASSERT_RATE(f.u.d.rt, R1 + 5e6);
-    ASSERT_RATE(f.rate, 44621201276.521019);
+    ASSERT_RATE(f.rate, 38463169723.069176);
+    D->on_send(&f, US(10), 40000);
+    ASSERT_RATE(f.u.d.rt, R1 + 10e6);
+    ASSERT_RATE(f.rate, 44624951276.521019);
     CU_ASSERT_EQUAL(f.u.d.bytes_since_inc, 7233);
-    D->on_send(&f, US(11), 25533);
-    ASSERT_RATE(f.rate, 44621201276.521019);
-    D->on_send(&f, US(11), 1);
-    ASSERT_RATE(f.u.d.rt, R1 + 55e6);
-    ASSERT_RATE(f.rate, 47726467053.246941);
+    D->advance(&f, US(308));
+    ASSERT_RATE(f.u.d.rt, R1 + 60e6);
+    ASSERT_RATE(f.rate, 47730842053.246941);
+    D->on_send(&f, US(309), 25533);
+    ASSERT_RATE(f.rate, 47730842053.246941);
+    D->on_send(&f, US(309), 1);
+    ASSERT_RATE(f.u.d.rt, R1 + 110e6);
+    ASSERT_RATE(f.rate, 49308787441.609901);
+    D->advance(&f, US(608));
+    ASSERT_RATE(f.u.d.rt, R1 + 210e6);
+    ASSERT_RATE(f.rate, 50147760135.791382);
     scenario_free(s);
 }
 
-/* clamp_tgt_rate off, clamp_tgt_rate_after_time_inc on (the connectx defaults):
- *   CNP 0 -> cut at 4 us: Rt stays 100e9, R1 = 50776732829.97
- *   CNP 5 -> cut at 8 us: Rt still 100e9 (no clamp), R2 = R1 (1 - aB/2) = 26144606616.17
- *   timer 308 us: fast recovery toward Rt = 100e9: R3 = (100e9 + R2)/2 = 63072303308.08
+/* Target clamp [mstflint]: without a flag, a decrease sets Rt <- Rc only after a byte-counter
+ * increase; clamp_tgt_rate_after_time_inc adds timer increases; clamp_tgt_rate always.
+ * connectx defaults (after_time_inc on):
+ *   CNP 0 -> cut at 4 us: no increase yet, Rt stays 100e9, R1 = 50776732829.97
+ *   CNP 5 -> cut at 8 us: Rt still 100e9, R2 = R1 (1 - aB/2) = 26144606616.17
+ *   timer 308 us: additive, Rt = min(100e9 + 5e6, line) = 100e9, R3 = (100e9 + R2)/2
+ *       = 63072303308.08
  *   CNP 310 us -> cut at 312 us, the end of the monitor period it falls in (the checks stay
- *       on the 4 us grid of the first CNP, as HPCC ns-3 schedules them); the last increase
- *       came from the timer, so Rt = R3.
+ *       on the 4 us grid of the first CNP); a timer increase came before: Rt = R3.
  *       alpha: aB at 8 us, 302 quiet ticks (9..310), tick 311 with the CNP, 312 quiet:
  *       aC = (q^303 aB + g) q = 0.22395386797121
  *       R4 = R3 (1 - aC/2) = 56009660164.23
- *   bytes 32767 at 320 us: fast recovery R5 = (R3 + R4)/2 = 59540981736.16 (not the timer)
- *   CNP 330 us -> cut at 334 us: Rt stays R3 (the last increase was the byte counter). */
+ *   bytes 32767 at 320 us: additive, Rt = R3 + 5e6, R5 = (Rt + R4)/2 = 59543481736.16
+ *   CNP 330 us -> cut at 332 us: a byte-counter increase came before: Rt = R5.
+ * Both flags off: the timer increase at 308 us does not clamp (Rt stays 100e9 at 312 us); the
+ * byte-counter increase at 320 us does. */
 static void test_clamp_semantics(void)
 {
-    struct scenario *s = load(NULL);
-    const double R3 = 63072303308.082748;
+    const double R3 = 63072303308.082748, R5 = 59543481736.158089;
+    for (int flags_off = 0; flags_off <= 1; flags_off++) {
+        const char *off[] = { "dcqcn.clamp_tgt_rate_after_time_inc=off", NULL };
+        struct scenario *s = load(flags_off ? off : NULL);
+        struct cc_flow f;
+        start(&f, s);
+        D->on_cnp(&f, 0);
+        D->advance(&f, US(4));
+        D->on_cnp(&f, US(5));
+        D->advance(&f, US(8));
+        CU_ASSERT_EQUAL(f.u.d.rt, LINE);
+        ASSERT_RATE(f.rate, 26144606616.165493);
+        D->advance(&f, US(308));
+        ASSERT_RATE(f.rate, R3);
+        D->on_cnp(&f, US(310));
+        D->advance(&f, US(311));
+        ASSERT_RATE(f.rate, R3); /* not cut before the grid point */
+        D->advance(&f, US(312));
+        ASSERT_ALPHA(f.u.d.alpha, 0.22395386797121253);
+        ASSERT_RATE(f.rate, 56009660164.23343);
+        if (flags_off) {
+            CU_ASSERT_EQUAL(f.u.d.rt, LINE);
+        } else {
+            ASSERT_RATE(f.u.d.rt, R3);
+            D->on_send(&f, US(320), 32767);
+            ASSERT_RATE(f.u.d.rt, R3 + 5e6);
+            ASSERT_RATE(f.rate, R5);
+            D->on_cnp(&f, US(330));
+            D->advance(&f, US(332));
+            ASSERT_RATE(f.u.d.rt, R5);
+            CU_ASSERT(f.rate < R5);
+        }
+        scenario_free(s);
+    }
+    /* flags off, a byte-counter increase then a CNP: clamped */
+    const char *off[] = { "dcqcn.clamp_tgt_rate_after_time_inc=off", NULL };
+    struct scenario *s = load(off);
     struct cc_flow f;
     start(&f, s);
     D->on_cnp(&f, 0);
     D->advance(&f, US(4));
-    D->on_cnp(&f, US(5));
+    D->on_send(&f, US(5), 32767); /* additive toward Rt = 100e9: Rc = (100e9 + R1)/2 */
+    double rc = (LINE + 50776732829.972862) / 2;
+    ASSERT_RATE(f.rate, rc);
+    D->on_cnp(&f, US(6));
     D->advance(&f, US(8));
-    CU_ASSERT_EQUAL(f.u.d.rt, LINE);
-    ASSERT_RATE(f.rate, 26144606616.165493);
-    D->advance(&f, US(308));
-    ASSERT_RATE(f.rate, R3);
-    CU_ASSERT(f.u.d.last_inc_timer);
-    D->on_cnp(&f, US(310));
-    D->advance(&f, US(311));
-    ASSERT_RATE(f.rate, R3); /* not cut before the grid point */
-    D->advance(&f, US(312));
-    ASSERT_RATE(f.u.d.rt, R3);
-    ASSERT_ALPHA(f.u.d.alpha, 0.22395386797121253);
-    ASSERT_RATE(f.rate, 56009660164.23343);
-    D->on_send(&f, US(320), 32767);
-    ASSERT_RATE(f.rate, 59540981736.15809);
-    CU_ASSERT_FALSE(f.u.d.last_inc_timer);
-    D->on_cnp(&f, US(330));
-    D->advance(&f, US(332));
-    ASSERT_RATE(f.u.d.rt, R3);
-    CU_ASSERT(f.rate < 59540981736.15809);
+    ASSERT_RATE(f.u.d.rt, rc);
     scenario_free(s);
 }
 
 /* Back to line rate: after the first cut (R1, Rt = 100e9) the distance to line rate is
- * D0 = 100e9 a/2 = 49223267170.03; each fast-recovery event halves it. After 8 byte-counter
+ * D0 = 100e9 a/2 = 49223267170.03; each byte-counter event (additive, with Rt capped at line
+ * rate) halves it. After 8 byte-counter
  * events D0/256 = 192278387 b/s is still above 0.1 % of line rate (1e8): the QP stays
  * limited; the 9th (D0/512 = 96139194 < 1e8) releases it at exactly 100e9. The next CNP
  * starts a new episode with alpha from initial_alpha_value: the cut at +4 us is R1 again. */
@@ -331,7 +368,10 @@ static void test_release_to_line_rate(void)
  * keeps its DCQCN state, so a CNP long after recovery cuts with the decayed alpha, not with
  * the initial one. Alpha at 4 us is 0.98446534340054281; quiet ticks 5..10000 (9996), the
  * CNP at 10000 us marks tick 10001, quiet 10002..10004, cut at 10004 us (grid 0 + k 4 us):
- *   a = ((a4 q^9996) q + g) q^3 = 0.004811..., R = 100e9 (1 - a/2) */
+ *   a = ((a4 q^9996) q + g) q^3 = 0.004811..., R = 100e9 (1 - a/2)
+ * Without the release there is no snap to line rate either: 9 byte events leave the gap
+ * D0/512 (see test_release_to_line_rate); each further one halves it, and once it is below
+ * half an ulp of 100e9 (2^-17 b/s; D0/512 = 9.6e7 needs 43 more halvings) Rc is line rate. */
 static void test_keep_state_without_release(void)
 {
     const char *sets[] = { "dcqcn.release_at_line_rate=off", NULL };
@@ -341,6 +381,9 @@ static void test_keep_state_without_release(void)
     D->on_cnp(&f, 0);
     D->advance(&f, US(4));
     D->on_send(&f, US(5), 9 * 32767);
+    ASSERT_RATE(f.rate, LINE - 49223267170.027138 / 512);
+    CU_ASSERT(f.rate < LINE);
+    D->on_send(&f, US(5), 64 * 32767);
     CU_ASSERT_EQUAL(f.rate, LINE);
     CU_ASSERT(f.u.d.active);
     D->advance(&f, US(9)); /* the decrease check at 8 us finds no CNP and stops */

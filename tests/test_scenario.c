@@ -148,7 +148,9 @@ static void test_derived_scale_with_host_rate(void)
     CU_ASSERT_EQUAL(d->initial_alpha_value, 1024);
     CU_ASSERT_EQUAL(d->rpg_byte_reset, 0);
     CU_ASSERT_EQUAL(d->rpg_min_dec_fac, 0);
-    CU_ASSERT_EQUAL(d->style, DCQCN_GATED);
+    CU_ASSERT_EQUAL(d->style, DCQCN_HPCC);
+    CU_ASSERT_EQUAL(d->np_feedback, NP_ACK_FLAG); /* HPCC ns-3 has no CNP packet */
+    CU_ASSERT_EQUAL(d->min_time_between_cnps, 0);
     assert_expanded(s, "dcqcn", "rpg_ai_rate", "10Mbps");
     assert_expanded(s, "switch", "ecn_kmin", "100KB");
     scenario_free(s);
