@@ -25,7 +25,7 @@ DEB_PKGS := build-essential pkg-config libglib2.0-dev libjson-glib-dev libpcap-d
             libibverbs-dev librdmacm-dev libcunit1-dev gnuplot-nox
 DEB_CHECK_PKGS := tshark chromium openmpi-bin libopenmpi-dev iproute2
 
-.PHONY: all deps deps-check check test test-san demo bench clean
+.PHONY: all deps deps-check check test test-san validate validate-fast demo bench clean
 all: build/rocesim
 
 deps:
@@ -81,6 +81,21 @@ build/tests-san/%: tests/%.c build/librocesim-san.a tests/testutil.h
 	@echo "  LD san  $@"
 	@$(CC) $(CFLAGS_SAN) $< build/librocesim-san.a $(LDLIBS) $(TEST_LDLIBS) -o $@
 
+build/validate: tests/validation/validate.c build/librocesim.a tests/testutil.h
+	@echo "  LD      $@"
+	@$(CC) $(CFLAGS_RELEASE) $< build/librocesim.a $(LDLIBS) $(TEST_LDLIBS) -o $@
+
+# The fidelity suite: every model against an independent reference (a few minutes); the report
+# is results/validation/report.md. validate-fast is the part that make check runs.
+validate: deps
+	@$(MAKE) -s --no-print-directory all build/validate build/tests/test_dcqcn_reference
+	@rm -rf results/validation
+	@ROCESIM=$(CURDIR)/build/rocesim build/validate results/validation
+
+validate-fast: build/rocesim build/validate build/tests/test_dcqcn_reference
+	@rm -rf build/validation-fast
+	@ROCESIM=$(CURDIR)/build/rocesim build/validate --fast build/validation-fast
+
 # Every suite, release build then sanitizer build; tests/run-suites prints the closing tally.
 test: build/rocesim $(TESTS_REL)
 	@ROCESIM=$(CURDIR)/build/rocesim tests/run-suites build/tests
@@ -91,6 +106,7 @@ test-san: build/rocesim-san $(TESTS_SAN)
 
 check: deps-check
 	@$(MAKE) -s --no-print-directory all
+	@$(MAKE) --no-print-directory validate-fast
 	@$(MAKE) --no-print-directory test
 	@$(MAKE) --no-print-directory test-san
 

