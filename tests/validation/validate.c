@@ -201,7 +201,7 @@ static void fluid(gboolean fast)
     if (!fast) {
         char *gp = g_build_filename(out_dir, "fluid.gp", NULL);
         FILE *f = fopen(gp, "w");
-        fprintf(f, "set terminal pngcairo size 800,500\nset output 'fluid.png'\n"
+        fprintf(f, "set terminal pngcairo size 800,500 noenhanced\nset output 'fluid.png'\n"
                    "set title 'DCQCN queue at the fixed point: fluid model vs rocesim (40G, dcqcn_paper)'\n"
                    "set xlabel 'flows N'\nset ylabel 'time-mean queue (KB)'\nset key left top\nset grid\n"
                    "plot 'fluid.dat' u 1:2 w lp t 'fluid model q*', '' u 1:3 w lp t 'rocesim, CNP spacing 50 us', "
