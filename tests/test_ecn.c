@@ -187,12 +187,61 @@ static void test_marks_become_cnps(void)
     test_outdir_free(&o);
 }
 
+/* hpcc_ns3 notifies with CNP-flagged ACKs, one for every CE-marked packet (HPCC ns-3 ACKs every
+ * packet and flags the ACK of a marked one; nothing is spaced). On one switch with no loss every
+ * marked packet arrives in order, so notifications = marks, and every one reaches its sender. */
+static void test_flagged_acks(void)
+{
+    struct test_outdir o = test_outdir_new();
+    const char *sets[] = { "--set", "nic.cc=dcqcn", "--set", "nic.cc_preset=hpcc_ns3", NULL };
+    CU_ASSERT_EQUAL_FATAL(test_run_sim("ecn_incast.ini", o.out, sets), 0);
+    gint64 marked = test_metric(o.out, "ecn_marked"), cnp = test_metric(o.out, "cnp_sent");
+    CU_ASSERT(marked > 0);
+    CU_ASSERT_EQUAL(test_metric(o.out, "drops"), 0);
+    CU_ASSERT_EQUAL(test_counter(o.out, "host0", -1, "out_of_sequence"), 0);
+    CU_ASSERT_EQUAL(cnp, marked);
+    CU_ASSERT_EQUAL(test_counter(o.out, "host0", -1, "np_ecn_marked_roce_packets"), marked);
+    CU_ASSERT_EQUAL(test_metric(o.out, "cnp_handled"), cnp);
+    CU_ASSERT_EQUAL(test_counter(o.out, "host*", -1, "rp_cnp_handled"), cnp);
+    test_outdir_free(&o);
+}
+
+/* cnp_scope: per port, the receiver sends at most one CNP per 4 us for all three senders
+ * together, so fewer than per QP; per destination with one QP per sender is per QP exactly. */
+static void test_cnp_scope(void)
+{
+    const char *scope[] = { "dcqcn.cnp_scope=qp", "dcqcn.cnp_scope=port", "dcqcn.cnp_scope=destination" };
+    gint64 cnp[3], end[3];
+    char *summary[3];
+    for (int k = 0; k < 3; k++) {
+        struct test_outdir o = test_outdir_new();
+        const char *sets[] = { "--set", "nic.cc=dcqcn", "--set", scope[k], NULL };
+        CU_ASSERT_EQUAL_FATAL(test_run_sim("ecn_incast.ini", o.out, sets), 0);
+        cnp[k] = test_metric(o.out, "cnp_sent");
+        end[k] = test_metric(o.out, "completion_ns");
+        char *p = g_build_filename(o.out, "transfers.csv", NULL);
+        g_file_get_contents(p, &summary[k], NULL, NULL);
+        g_free(p);
+        test_outdir_free(&o);
+    }
+    fprintf(stderr, "[CNPs per qp %" G_GINT64_FORMAT ", per port %" G_GINT64_FORMAT "] ", cnp[0], cnp[1]);
+    CU_ASSERT(cnp[1] > 0);
+    CU_ASSERT(cnp[1] <= end[1] / 4000 + 1);
+    CU_ASSERT(cnp[1] < cnp[0]);
+    CU_ASSERT_EQUAL(cnp[2], cnp[0]);
+    CU_ASSERT_STRING_EQUAL(summary[2], summary[0]);
+    for (int k = 0; k < 3; k++)
+        g_free(summary[k]);
+}
+
 static CU_TestInfo tests[] = {
     { "marking probability: hand values", test_probability_hand_values },
     { "ecn off marks nothing; counters agree", test_marking_on_off },
     { "Kmin = Kmax = 0 marks nearly every packet", test_zero_thresholds_mark_everything },
     { "number of marks follows Pmax", test_marks_follow_pmax },
     { "marks become CNPs (DCQCN)", test_marks_become_cnps },
+    { "hpcc_ns3: a CNP-flagged ACK per marked packet", test_flagged_acks },
+    { "cnp_scope: per port spaces all senders' CNPs", test_cnp_scope },
     CU_TEST_INFO_NULL,
 };
 
