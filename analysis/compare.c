@@ -14,6 +14,17 @@
  * per metric key. A metric present in only one run is listed but does not
  * count against the verdict (a lab run cannot measure switch queues).
  *
+ * Which run is better: each metric knows its direction (metrics_key_direction: lower is better
+ * for times, queues, drops, pauses; higher for bandwidths; neither for counts of marks or
+ * bytes). A row out of tolerance with a direction names the better run, and the verdict says
+ * which run is better overall (or that they trade off).
+ *
+ * Replicates: --more-a DIR / --more-b DIR add runs of the same settings under other seeds to
+ * either side. The headline metrics are then compared by their means, with the standard
+ * deviation and a 95% confidence interval per side, and a difference counts only when it is
+ * out of tolerance *and* beyond the run-to-run noise (Welch's t-test at 95%, as in
+ * analysis/metrics.c). Jobs and ports are matched in every replicate and judged the same way.
+ *
  * Exit status: 0 all within tolerance, 1 some row out of tolerance, 2 bad input. */
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -56,9 +67,18 @@ typedef struct {
     gboolean has_a, has_b;
     double a, b;       /* in the key's unit */
     double floor;      /* in the key's unit */
-    gboolean out;      /* out of tolerance */
+    gboolean out;      /* out of tolerance (and, with replicates, beyond the noise) */
+    gboolean noise;    /* out of tolerance but within the run-to-run noise */
+    metrics_stats sa, sb; /* over the replicates of each side (n = 1 without) */
+    int better;        /* out rows with a direction: +1 B is better, -1 A is better */
     double weight;     /* ports: max queue in either run, to pick the busiest for printing */
 } cmp_row;
+
+/* The runs of one side: the first is the one named on the command line. */
+typedef struct {
+    metrics_summary **runs;
+    guint n;
+} cmp_side;
 
 static void row_free(cmp_row *r)
 {
@@ -80,6 +100,33 @@ static double row_floor(const cmp_rules *ru, const char *key)
     return 0;
 }
 
+/* A key's values over the runs of a side that have it. */
+static metrics_stats side_stats(const cmp_side *side, const char *key)
+{
+    double *v = g_new(double, side->n);
+    guint n = 0;
+    for (guint i = 0; i < side->n; i++)
+        n += metrics_json_number(side->runs[i]->metrics, key, &v[n]);
+    metrics_stats st = metrics_stats_of(v, n);
+    g_free(v);
+    return st;
+}
+
+static void judge(cmp_row *r, const cmp_rules *ru)
+{
+    if (!r->has_a || !r->has_b)
+        return;
+    double d = fabs(r->b - r->a);
+    gboolean outside = !(d <= ru->tolerance * fabs(r->a) || d <= r->floor);
+    gboolean replicated = r->sa.n > 1 && r->sb.n > 1;
+    r->noise = outside && replicated && !metrics_differ_beyond_noise(&r->sa, &r->sb);
+    r->out = outside && !r->noise;
+    metrics_direction dir = metrics_key_direction(r->key);
+    if (r->out && dir != METRICS_NEITHER)
+        r->better = (r->b < r->a) == (dir == METRICS_LOWER_BETTER) ? 1 : -1;
+}
+
+/* A row from one object of each run (jobs, ports: the sides' first runs). */
 static void add_row(GPtrArray *rows, const cmp_rules *ru, int group, const char *name,
                     const char *key, JsonObject *oa, JsonObject *ob)
 {
@@ -89,11 +136,29 @@ static void add_row(GPtrArray *rows, const cmp_rules *ru, int group, const char 
     r->group = group;
     r->has_a = metrics_json_number(oa, key, &r->a);
     r->has_b = metrics_json_number(ob, key, &r->b);
+    r->sa = metrics_stats_of(&r->a, r->has_a);
+    r->sb = metrics_stats_of(&r->b, r->has_b);
     r->floor = row_floor(ru, key);
-    if (r->has_a && r->has_b) {
-        double d = fabs(r->b - r->a);
-        r->out = !(d <= ru->tolerance * fabs(r->a) || d <= r->floor);
-    }
+    judge(r, ru);
+    g_ptr_array_add(rows, r);
+}
+
+/* A headline metric: the mean over each side's replicates. */
+static void add_metric_row(GPtrArray *rows, const cmp_rules *ru, const char *key, const cmp_side *a,
+                           const cmp_side *b)
+{
+    cmp_row *r = g_new0(cmp_row, 1);
+    r->name = g_strdup(key);
+    r->key = g_strdup(key);
+    r->group = G_METRICS;
+    r->sa = side_stats(a, key);
+    r->sb = side_stats(b, key);
+    r->has_a = r->sa.n > 0;
+    r->has_b = r->sb.n > 0;
+    r->a = r->sa.mean;
+    r->b = r->sb.mean;
+    r->floor = row_floor(ru, key);
+    judge(r, ru);
     g_ptr_array_add(rows, r);
 }
 
@@ -156,9 +221,43 @@ typedef struct {
     guint only_a, only_b, matched;
 } match_count;
 
-static void compare_arrays(GPtrArray *rows, const cmp_rules *ru, JsonArray *aa, JsonArray *ab,
+/* The values of (object id, key) in a jobs or ports array over a side's replicates. */
+static metrics_stats array_stats(const cmp_side *side, gboolean ports, const char *id, const char *key)
+{
+    double *v = g_new(double, side->n);
+    guint n = 0;
+    for (guint i = 0; i < side->n; i++) {
+        metrics_summary *r = side->runs[i];
+        GHashTable *t = index_objects(ports ? r->ports : r->jobs, ports, NULL);
+        JsonObject *o = g_hash_table_lookup(t, id);
+        n += o && metrics_json_number(o, key, &v[n]);
+        g_hash_table_destroy(t);
+    }
+    metrics_stats st = metrics_stats_of(v, n);
+    g_free(v);
+    return st;
+}
+
+/* With replicates, a job or port row is judged on its means over them too. */
+static void replicate_row(cmp_row *r, const cmp_rules *ru, const cmp_side *a, const cmp_side *b, gboolean ports,
+                          const char *id)
+{
+    if (a->n < 2 && b->n < 2)
+        return;
+    r->sa = array_stats(a, ports, id, r->key);
+    r->sb = array_stats(b, ports, id, r->key);
+    r->a = r->sa.mean;
+    r->b = r->sb.mean;
+    r->out = r->noise = FALSE;
+    r->better = 0;
+    judge(r, ru);
+}
+
+static void compare_arrays(GPtrArray *rows, const cmp_rules *ru, const cmp_side *sa, const cmp_side *sb,
                            gboolean ports, match_count *mc)
 {
+    JsonArray *aa = ports ? sa->runs[0]->ports : sa->runs[0]->jobs;
+    JsonArray *ab = ports ? sb->runs[0]->ports : sb->runs[0]->jobs;
     GPtrArray *order = g_ptr_array_new_with_free_func(g_free);
     GHashTable *ta = index_objects(aa, ports, order);
     GHashTable *tb = index_objects(ab, ports, order);
@@ -187,6 +286,7 @@ static void compare_arrays(GPtrArray *rows, const cmp_rules *ru, JsonArray *aa, 
             for (size_t k = 0; k < G_N_ELEMENTS(port_keys); k++) {
                 char *name = g_strdup_printf("port %s %s", id, port_keys[k]);
                 add_row(rows, ru, G_PORTS, name, port_keys[k], oa, ob);
+                replicate_row(g_ptr_array_index(rows, rows->len - 1), ru, sa, sb, TRUE, id);
                 ((cmp_row *)g_ptr_array_index(rows, rows->len - 1))->weight = fmax(qa, qb);
                 g_free(name);
             }
@@ -195,6 +295,7 @@ static void compare_arrays(GPtrArray *rows, const cmp_rules *ru, JsonArray *aa, 
             for (guint k = 0; k < keys->len; k++) {
                 char *name = g_strdup_printf("job %s %s", id, (char *)g_ptr_array_index(keys, k));
                 add_row(rows, ru, G_JOBS, name, g_ptr_array_index(keys, k), oa, ob);
+                replicate_row(g_ptr_array_index(rows, rows->len - 1), ru, sa, sb, FALSE, id);
                 g_free(name);
             }
             g_ptr_array_free(keys, TRUE);
@@ -208,9 +309,26 @@ static void compare_arrays(GPtrArray *rows, const cmp_rules *ru, JsonArray *aa, 
 
 /* ---- formatting -------------------------------------------------------------------------- */
 
-static char *fmt_value(const cmp_row *r, gboolean has, double v)
+/* Side b (0 = A, 1 = B): its value, or its mean ± the 95% confidence half-width when the side
+ * has replicates. */
+static char *fmt_value(const cmp_row *r, int b)
 {
-    return has ? metrics_format(r->key, v) : g_strdup("—");
+    if (!(b ? r->has_b : r->has_a))
+        return g_strdup("—");
+    const metrics_stats *st = b ? &r->sb : &r->sa;
+    char *m = metrics_format(r->key, b ? r->b : r->a);
+    if (st->n < 2)
+        return m;
+    char *ci = metrics_format(r->key, st->ci95);
+    char *out = g_strdup_printf("%s ± %s", m, ci);
+    g_free(m);
+    g_free(ci);
+    return out;
+}
+
+static const char *fmt_better(const cmp_row *r)
+{
+    return r->better > 0 ? "B" : r->better < 0 ? "A" : r->noise ? "noise" : "";
 }
 
 static char *fmt_diff(const cmp_row *r)
@@ -557,7 +675,7 @@ static const char *group_name(int g)
 
 static gboolean write_json(const char *out, const char *a, const char *b, const cmp_rules *ru,
                            GPtrArray *rows, guint compared, guint nout, guint one_sided,
-                           GError **err)
+                           const char *overall, GError **err)
 {
     JsonBuilder *jb = json_builder_new();
     json_builder_begin_object(jb);
@@ -586,6 +704,22 @@ static gboolean write_json(const char *out, const char *a, const char *b, const 
         json_num_or_null(jb, "floor", TRUE, r->floor);
         json_builder_set_member_name(jb, "out_of_tolerance");
         json_builder_add_boolean_value(jb, r->out);
+        json_builder_set_member_name(jb, "within_noise");
+        json_builder_add_boolean_value(jb, r->noise);
+        json_builder_set_member_name(jb, "runs_a");
+        json_builder_add_int_value(jb, r->sa.n);
+        json_builder_set_member_name(jb, "runs_b");
+        json_builder_add_int_value(jb, r->sb.n);
+        json_num_or_null(jb, "sd_a", r->sa.n > 1, r->sa.sd);
+        json_num_or_null(jb, "sd_b", r->sb.n > 1, r->sb.sd);
+        static const char *const dirs[] = { "neither", "lower", "higher" };
+        json_builder_set_member_name(jb, "better_is");
+        json_builder_add_string_value(jb, dirs[metrics_key_direction(r->key)]);
+        json_builder_set_member_name(jb, "better");
+        if (r->better)
+            json_builder_add_string_value(jb, r->better > 0 ? "b" : "a");
+        else
+            json_builder_add_null_value(jb);
         json_builder_end_object(jb);
     }
     json_builder_end_array(jb);
@@ -597,6 +731,8 @@ static gboolean write_json(const char *out, const char *a, const char *b, const 
     json_builder_add_int_value(jb, one_sided);
     json_builder_set_member_name(jb, "verdict");
     json_builder_add_string_value(jb, nout ? "different" : "same");
+    json_builder_set_member_name(jb, "better");
+    json_builder_add_string_value(jb, overall);
     json_builder_end_object(jb);
     JsonGenerator *g = json_generator_new();
     JsonNode *root = json_builder_get_root(jb);
@@ -623,7 +759,7 @@ static void html_rows(GString *h, GPtrArray *rows, int group, const char *title)
                                    title);
             any = TRUE;
         }
-        char *va = fmt_value(r, r->has_a, r->a), *vb = fmt_value(r, r->has_b, r->b);
+        char *va = fmt_value(r, 0), *vb = fmt_value(r, 1);
         char *d = fmt_diff(r), *rel = fmt_rel(r);
         const char *cls = r->out ? " class=\"out\""
                           : (!r->has_a || !r->has_b) ? " class=\"one\"" : "";
@@ -637,7 +773,7 @@ static void html_rows(GString *h, GPtrArray *rows, int group, const char *title)
         report_html_escape(h, d);
         g_string_append(h, "</td><td class=\"n\">");
         report_html_escape(h, rel);
-        g_string_append_printf(h, "</td><td class=\"mark\">%s</td></tr>\n", r->out ? "✗" : "");
+        g_string_append_printf(h, "</td><td class=\"mark\">%s %s</td></tr>\n", r->out ? "✗" : "", fmt_better(r));
         g_free(va);
         g_free(vb);
         g_free(d);
@@ -664,7 +800,7 @@ static gboolean write_html(const char *out, const char *a, const char *b, const 
     g_string_append(h, "). Wall-clock engine figures are not compared.</div>\n"
                        "<h2>Metrics</h2>\n<table>\n<tr><th>Metric</th><th class=\"n\">A</th>"
                        "<th class=\"n\">B</th><th class=\"n\">B − A</th><th class=\"n\">"
-                       "relative</th><th></th></tr>\n");
+                       "relative</th><th>better</th></tr>\n");
     html_rows(h, rows, G_METRICS, "Headline metrics (summary.json metrics)");
     html_rows(h, rows, G_JOBS, "Jobs (matched by name)");
     html_rows(h, rows, G_PORTS, "Ports (matched by node and port)");
@@ -785,10 +921,185 @@ static char *trimmed_basename(const char *dir)
     return b;
 }
 
+static void side_free(cmp_side *side)
+{
+    for (guint i = 0; i < side->n; i++)
+        metrics_summary_free(side->runs[i]);
+    g_free(side->runs);
+    side->runs = NULL;
+    side->n = 0;
+}
+
+/* The run named on the command line, then its replicates; FALSE (message printed) on bad
+ * input. */
+static gboolean side_load(cmp_side *side, const char *first, char **more)
+{
+    guint n = 1 + (more ? g_strv_length(more) : 0);
+    side->runs = g_new0(metrics_summary *, n);
+    for (guint i = 0; i < n; i++) {
+        if (!(side->runs[i] = load_run(i ? more[i - 1] : first)))
+            return FALSE;
+        side->n++;
+    }
+    return TRUE;
+}
+
+static GPtrArray *build_rows(const cmp_rules *ru, const cmp_side *a, const cmp_side *b, match_count *jobs,
+                             match_count *ports)
+{
+    GPtrArray *rows = g_ptr_array_new_with_free_func((GDestroyNotify)row_free);
+    GPtrArray *mkeys = numeric_keys(a->runs[0]->metrics, b->runs[0]->metrics, NULL);
+    for (guint i = 0; i < mkeys->len; i++)
+        add_metric_row(rows, ru, g_ptr_array_index(mkeys, i), a, b);
+    g_ptr_array_free(mkeys, TRUE);
+    compare_arrays(rows, ru, a, b, FALSE, jobs);
+    compare_arrays(rows, ru, a, b, TRUE, ports);
+    return rows;
+}
+
+/* Terminal table: every metric and job row; of the ports, the PRINT_PORTS busiest (by max
+ * queue in either run) and any out of tolerance. */
+static void print_table(GPtrArray *rows)
+{
+    GArray *port_w = g_array_new(FALSE, FALSE, sizeof(double));
+    for (guint i = 0; i < rows->len; i++) {
+        cmp_row *r = g_ptr_array_index(rows, i);
+        if (r->group == G_PORTS && !strcmp(r->key, "max_queue_bytes"))
+            g_array_append_val(port_w, r->weight);
+    }
+    metrics_sort((double *)port_w->data, port_w->len);
+    double cut = port_w->len > PRINT_PORTS ? g_array_index(port_w, double, port_w->len - PRINT_PORTS) : -1;
+    g_array_free(port_w, TRUE);
+    GPtrArray *shown = g_ptr_array_new();
+    guint hidden = 0;
+    for (guint i = 0; i < rows->len; i++) {
+        cmp_row *r = g_ptr_array_index(rows, i);
+        if (r->group == G_PORTS && !r->out && r->weight < cut) {
+            hidden++;
+            continue;
+        }
+        g_ptr_array_add(shown, r);
+    }
+    enum { NCOL = 6 };
+    const char *hdr[NCOL] = { "metric", "A", "B", "B-A", "rel", "better" };
+    int w[NCOL];
+    for (int c = 0; c < NCOL; c++)
+        w[c] = width(hdr[c]);
+    char ***cells = g_new0(char **, shown->len);
+    for (guint i = 0; i < shown->len; i++) {
+        cmp_row *r = g_ptr_array_index(shown, i);
+        cells[i] = g_new0(char *, NCOL + 1);
+        cells[i][0] = g_strdup(r->name);
+        cells[i][1] = fmt_value(r, 0);
+        cells[i][2] = fmt_value(r, 1);
+        cells[i][3] = fmt_diff(r);
+        cells[i][4] = fmt_rel(r);
+        cells[i][5] = g_strdup(fmt_better(r));
+        for (int c = 0; c < NCOL; c++)
+            w[c] = MAX(w[c], width(cells[i][c]));
+    }
+    int last_group = -1;
+    for (int c = 0; c < NCOL; c++) {
+        if (c)
+            printf("  ");
+        print_padded(hdr[c], w[c], c > 0 && c < 5);
+    }
+    printf("\n");
+    for (guint i = 0; i < shown->len; i++) {
+        cmp_row *r = g_ptr_array_index(shown, i);
+        if (r->group != last_group && last_group != -1)
+            printf("\n");
+        last_group = r->group;
+        for (int c = 0; c < NCOL; c++) {
+            if (c)
+                printf("  ");
+            print_padded(cells[i][c], w[c], c > 0 && c < 5);
+        }
+        printf("%s\n", r->out ? "  *" : "");
+        g_strfreev(cells[i]);
+    }
+    g_free(cells);
+    if (hidden)
+        printf("(%u more port rows within tolerance: see compare.html)\n", hidden);
+    g_ptr_array_free(shown, TRUE);
+}
+
+/* Which run is better over the rows that differ and have a direction: "b", "a", "mixed" or
+ * "neither"; *nb and *na count the rows where each is better. */
+static const char *overall_better(GPtrArray *rows, guint *nb, guint *na)
+{
+    *nb = *na = 0;
+    for (guint i = 0; i < rows->len; i++) {
+        cmp_row *r = g_ptr_array_index(rows, i);
+        *nb += r->better > 0;
+        *na += r->better < 0;
+    }
+    return *nb && *na ? "mixed" : *nb ? "b" : *na ? "a" : "neither";
+}
+
+static char *verdict_text(GPtrArray *rows, guint compared, guint nout, guint noise, guint one_sided)
+{
+    GString *v = g_string_new(NULL);
+    if (nout)
+        g_string_printf(v, "DIFFERENT: %u of %u compared metrics out of tolerance (marked *)", nout, compared);
+    else
+        g_string_printf(v, "SAME: all %u compared metrics within tolerance", compared);
+    if (noise)
+        g_string_append_printf(v, "; %u more differ by less than the run-to-run noise", noise);
+    if (one_sided)
+        g_string_append_printf(v, "; %u present in one run only", one_sided);
+    guint nb, na;
+    const char *who = overall_better(rows, &nb, &na);
+    if (!strcmp(who, "b"))
+        g_string_append_printf(v, "\noverall: B is better (better on %u metrics, worse on none)", nb);
+    else if (!strcmp(who, "a"))
+        g_string_append_printf(v, "\noverall: A is better (B is worse on %u metrics, better on none)", na);
+    else if (!strcmp(who, "mixed"))
+        g_string_append_printf(v, "\noverall: a trade-off: B is better on %u metrics and worse on %u", nb, na);
+    else if (nout)
+        g_string_append(v, "\noverall: neither is better (the metrics that differ have no better direction)");
+    return g_string_free(v, FALSE);
+}
+
+static void write_outputs(const char *outdir, const char *da, const char *db, const cmp_rules *ru, GPtrArray *rows,
+                          const char *verdict, guint compared, guint nout, guint one_sided, const char *ftext)
+{
+    if (g_mkdir_with_parents(outdir, 0755) != 0) {
+        int e = errno;
+        g_printerr("rocesim compare: warning: %s: cannot create: %s\n", outdir, g_strerror(e));
+        return;
+    }
+    GError *err = NULL;
+    GString *warn = g_string_new(NULL);
+    char *la = g_strdup_printf("A: %s", da), *lb = g_strdup_printf("B: %s", db);
+    overlay_ctx oc = { da, db, la, lb, outdir };
+    draw_overlays(&oc, warn);
+    guint nb, na;
+    const char *who = overall_better(rows, &nb, &na);
+    gboolean written = write_json(outdir, da, db, ru, rows, compared, nout, one_sided, who, &err) &&
+                       write_html(outdir, da, db, ru, rows, verdict, nout, ftext, &err);
+    if (!written) {
+        g_string_append_printf(warn, "%s\n", err->message);
+        g_clear_error(&err);
+    }
+    if (warn->len) {
+        g_strchomp(warn->str);
+        char **lines = g_strsplit(warn->str, "\n", -1);
+        for (char **l = lines; *l; l++)
+            g_printerr("rocesim compare: warning: %s\n", *l);
+        g_strfreev(lines);
+    }
+    if (written)
+        printf("wrote %s/compare.html\n", outdir);
+    g_string_free(warn, TRUE);
+    g_free(la);
+    g_free(lb);
+}
+
 int cmd_compare(int argc, char **argv)
 {
     char *tol_s = NULL, *out_s = NULL;
-    char **floor_s = NULL;
+    char **floor_s = NULL, **more_a = NULL, **more_b = NULL;
     GOptionEntry entries[] = {
         { "tolerance", 't', 0, G_OPTION_ARG_STRING, &tol_s,
           "Relative tolerance against A, e.g. 0.05 or 5% (default 0.05)", "X" },
@@ -796,6 +1107,9 @@ int cmd_compare(int argc, char **argv)
           "Absolute difference always accepted, per unit kind (count, time [ns], bytes, "
           "fraction, ratio, GBps, Gbps, all) or per metric key in its own unit; repeatable",
           "NAME=VALUE" },
+        { "more-a", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &more_a,
+          "Another replicate of A (same settings, another seed); repeatable", "DIR" },
+        { "more-b", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &more_b, "Another replicate of B; repeatable", "DIR" },
         { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_s,
           "Folder for compare.html, compare.json and overlay figures (default "
           "DIR_B/compare-vs-NAME_OF_A)", "OUTDIR" },
@@ -804,13 +1118,18 @@ int cmd_compare(int argc, char **argv)
     GOptionContext *ctx = g_option_context_new("DIR_A DIR_B");
     g_option_context_add_main_entries(ctx, entries, NULL);
     g_option_context_set_summary(
-        ctx, "Compare two results folders (e.g. simulation against the lab): every headline "
-             "metric of summary.json, per-job figures and per-port queue depths, with a verdict.");
+        ctx, "Compare two results folders (e.g. simulation against the lab, or two settings): every "
+             "headline metric of summary.json, per-job figures and per-port queue depths, with a verdict "
+             "and which run is better.");
     g_option_context_set_description(
         ctx, "A is the reference. A row is within tolerance when |B-A| <= X*|A| or |B-A| <= its\n"
              "floor. Default floors: count 0, time 100 ns, bytes 10000, fraction 0.001,\n"
              "ratio 0.01, GBps/Gbps 0.01. Metrics present in one run only are shown, not held\n"
-             "against B. engine (wall-clock) figures are ignored. Output: OUTDIR/compare.html,\n"
+             "against B. engine (wall-clock) figures are ignored. A differing metric with a\n"
+             "direction (lower is better for times, queues, drops and pauses; higher for\n"
+             "bandwidths) names the better run. With replicates on both sides (--more-a,\n"
+             "--more-b) headline metrics are means ± 95% confidence, and a difference within\n"
+             "the run-to-run noise (Welch's t-test) does not count. Output: OUTDIR/compare.html,\n"
              "compare.json (every row, for scripts) and overlay figures (gnuplot).\n"
              "Exit status: 0 all within tolerance, 1 some metric out of tolerance, 2 bad input.\n");
     char **args = g_new0(char *, argc + 1);
@@ -820,7 +1139,7 @@ int cmd_compare(int argc, char **argv)
     for (size_t i = 0; i < N_KINDS; i++)
         ru.kind_floor[i] = kind_floors[i].floor;
     ru.key_floor = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-    metrics_summary *sa = NULL, *sb = NULL;
+    cmp_side sa = { 0 }, sb = { 0 };
     GPtrArray *rows = NULL;
     char *outdir = NULL, *ftext = NULL;
     GError *err = NULL;
@@ -847,21 +1166,12 @@ int cmd_compare(int argc, char **argv)
         }
     }
     const char *da = args[1], *db = args[2];
-    if (!(sa = load_run(da)) || !(sb = load_run(db)))
+    if (!side_load(&sa, da, more_a) || !side_load(&sb, db, more_b))
         goto out;
 
-    rows = g_ptr_array_new_with_free_func((GDestroyNotify)row_free);
-    GPtrArray *mkeys = numeric_keys(sa->metrics, sb->metrics, NULL);
-    for (guint i = 0; i < mkeys->len; i++) {
-        const char *k = g_ptr_array_index(mkeys, i);
-        add_row(rows, &ru, G_METRICS, k, k, sa->metrics, sb->metrics);
-    }
-    g_ptr_array_free(mkeys, TRUE);
     match_count jobs = { 0, 0, 0 }, ports = { 0, 0, 0 };
-    compare_arrays(rows, &ru, sa->jobs, sb->jobs, FALSE, &jobs);
-    compare_arrays(rows, &ru, sa->ports, sb->ports, TRUE, &ports);
-
-    guint compared = 0, nout = 0, one_sided = 0;
+    rows = build_rows(&ru, &sa, &sb, &jobs, &ports);
+    guint compared = 0, nout = 0, noise = 0, one_sided = 0;
     for (guint i = 0; i < rows->len; i++) {
         cmp_row *r = g_ptr_array_index(rows, i);
         if (r->has_a && r->has_b)
@@ -869,88 +1179,21 @@ int cmd_compare(int argc, char **argv)
         else
             one_sided++;
         nout += r->out;
-    }
-
-    /* Terminal table: every metric and job row; of the ports, the PRINT_PORTS busiest (by
-     * max queue in either run) and any out of tolerance. */
-    GArray *port_w = g_array_new(FALSE, FALSE, sizeof(double));
-    for (guint i = 0; i < rows->len; i++) {
-        cmp_row *r = g_ptr_array_index(rows, i);
-        if (r->group == G_PORTS && !strcmp(r->key, "max_queue_bytes"))
-            g_array_append_val(port_w, r->weight);
-    }
-    metrics_sort((double *)port_w->data, port_w->len);
-    double cut = port_w->len > PRINT_PORTS
-                     ? g_array_index(port_w, double, port_w->len - PRINT_PORTS) : -1;
-    g_array_free(port_w, TRUE);
-    GPtrArray *shown = g_ptr_array_new();
-    guint hidden = 0;
-    for (guint i = 0; i < rows->len; i++) {
-        cmp_row *r = g_ptr_array_index(rows, i);
-        if (r->group == G_PORTS && !r->out && r->weight < cut) {
-            hidden++;
-            continue;
-        }
-        g_ptr_array_add(shown, r);
-    }
-    const char *hdr[6] = { "metric", "A", "B", "B-A", "rel", "" };
-    int w[5];
-    for (int c = 0; c < 5; c++)
-        w[c] = width(hdr[c]);
-    char ***cells = g_new0(char **, shown->len);
-    for (guint i = 0; i < shown->len; i++) {
-        cmp_row *r = g_ptr_array_index(shown, i);
-        cells[i] = g_new0(char *, 6);
-        cells[i][0] = g_strdup(r->name);
-        cells[i][1] = fmt_value(r, r->has_a, r->a);
-        cells[i][2] = fmt_value(r, r->has_b, r->b);
-        cells[i][3] = fmt_diff(r);
-        cells[i][4] = fmt_rel(r);
-        for (int c = 0; c < 5; c++)
-            w[c] = MAX(w[c], width(cells[i][c]));
+        noise += r->noise;
     }
     ftext = floors_text(&ru);
-    printf("A: %s (reference)\nB: %s\ntolerance %.4g%% of A; floors: %s\n\n", da, db,
-           ru.tolerance * 100, ftext);
-    int last_group = -1;
-    for (guint i = 0; i <= shown->len; i++) {
-        if (i == 0) {
-            for (int c = 0; c < 5; c++) {
-                if (c)
-                    printf("  ");
-                print_padded(hdr[c], w[c], c > 0);
-            }
-            printf("\n");
-        }
-        if (i == shown->len)
-            break;
-        cmp_row *r = g_ptr_array_index(shown, i);
-        if (r->group != last_group && last_group != -1)
-            printf("\n");
-        last_group = r->group;
-        for (int c = 0; c < 5; c++) {
-            if (c)
-                printf("  ");
-            print_padded(cells[i][c], w[c], c > 0);
-        }
-        printf("%s\n", r->out ? "  *" : "");
-        g_strfreev(cells[i]);
-    }
-    g_free(cells);
-    if (hidden)
-        printf("(%u more port rows within tolerance: see compare.html)\n", hidden);
+    printf("A: %s (reference", da);
+    if (sa.n > 1)
+        printf(", %u replicates", sa.n);
+    printf(")\nB: %s", db);
+    if (sb.n > 1)
+        printf(" (%u replicates)", sb.n);
+    printf("\ntolerance %.4g%% of A; floors: %s\n\n", ru.tolerance * 100, ftext);
+    print_table(rows);
     if (jobs.only_a || jobs.only_b || ports.only_a || ports.only_b)
         printf("not matched: %u jobs only in A, %u only in B; %u ports only in A, %u only in B\n",
                jobs.only_a, jobs.only_b, ports.only_a, ports.only_b);
-    char *verdict = nout ? g_strdup_printf("DIFFERENT: %u of %u compared metrics out of tolerance "
-                                           "(marked *)", nout, compared)
-                         : g_strdup_printf("SAME: all %u compared metrics within tolerance",
-                                           compared);
-    if (one_sided) {
-        char *v2 = g_strdup_printf("%s; %u present in one run only", verdict, one_sided);
-        g_free(verdict);
-        verdict = v2;
-    }
+    char *verdict = verdict_text(rows, compared, nout, noise, one_sided);
     printf("\nverdict: %s\n", verdict);
     rc = nout ? 1 : 0;
 
@@ -964,49 +1207,23 @@ int cmd_compare(int argc, char **argv)
         g_free(sub);
         g_free(base);
     }
-    if (g_mkdir_with_parents(outdir, 0755) != 0) {
-        int e = errno;
-        g_printerr("rocesim compare: warning: %s: cannot create: %s\n", outdir, g_strerror(e));
-    } else {
-        GString *warn = g_string_new(NULL);
-        char *la = g_strdup_printf("A: %s", da), *lb = g_strdup_printf("B: %s", db);
-        overlay_ctx oc = { da, db, la, lb, outdir };
-        draw_overlays(&oc, warn);
-        gboolean written = write_json(outdir, da, db, &ru, rows, compared, nout, one_sided,
-                                      &err) &&
-                           write_html(outdir, da, db, &ru, rows, verdict, nout, ftext, &err);
-        if (!written) {
-            g_string_append_printf(warn, "%s\n", err->message);
-            g_clear_error(&err);
-        }
-        if (warn->len) {
-            g_strchomp(warn->str);
-            char **lines = g_strsplit(warn->str, "\n", -1);
-            for (char **l = lines; *l; l++)
-                g_printerr("rocesim compare: warning: %s\n", *l);
-            g_strfreev(lines);
-        }
-        if (written)
-            printf("wrote %s/compare.html\n", outdir);
-        g_string_free(warn, TRUE);
-        g_free(la);
-        g_free(lb);
-    }
+    write_outputs(outdir, da, db, &ru, rows, verdict, compared, nout, one_sided, ftext);
     g_free(verdict);
-    g_ptr_array_free(shown, TRUE);
 out:
     if (err)
         g_error_free(err);
     if (rows)
         g_ptr_array_free(rows, TRUE);
-    metrics_summary_free(sa);
-    metrics_summary_free(sb);
+    side_free(&sa);
+    side_free(&sb);
     g_hash_table_destroy(ru.key_floor);
     g_free(outdir);
     g_free(ftext);
     g_free(tol_s);
     g_free(out_s);
     g_strfreev(floor_s);
+    g_strfreev(more_a);
+    g_strfreev(more_b);
     g_strfreev(args);
     g_option_context_free(ctx);
     return rc;

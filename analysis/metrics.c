@@ -924,3 +924,82 @@ char *metrics_format(const char *key, double value)
     metrics_kind k = metrics_key_kind(key, &scale);
     return metrics_format_kind(k, value * scale);
 }
+
+metrics_direction metrics_key_direction(const char *key)
+{
+    static const char *const higher[] = { "busbw_GBps", "algbw_GBps", "utilisation", "utilization",
+                                          "transfers_completed", "packet_hops_per_s", "events_per_s" };
+    static const char *const neither[] = { "transfers", "bytes", "tx_bytes", "ecn_marked", "cnp_sent",
+                                           "cnp_handled", "tx_packets", "roce_packets", "roce_bytes" };
+    for (size_t i = 0; i < G_N_ELEMENTS(higher); i++)
+        if (!strcmp(key, higher[i]) || g_str_has_suffix(key, higher[i]))
+            return METRICS_HIGHER_BETTER;
+    for (size_t i = 0; i < G_N_ELEMENTS(neither); i++)
+        if (!strcmp(key, neither[i]))
+            return METRICS_NEITHER;
+    switch (metrics_key_kind(key, NULL)) {
+    case METRICS_KIND_TIME:     /* FCT, completion, collective time, paused time */
+    case METRICS_KIND_BYTES:    /* queue depths */
+    case METRICS_KIND_FRACTION: /* paused fraction, comm fraction */
+    case METRICS_KIND_RATIO:    /* slowdown */
+        return METRICS_LOWER_BETTER;
+    case METRICS_KIND_GBYTES_S:
+    case METRICS_KIND_GBITS_S:
+        return METRICS_HIGHER_BETTER;
+    default:
+        break;
+    }
+    if (g_str_has_prefix(key, "drops") || !strcmp(key, "timeouts") || !strcmp(key, "retransmitted_packets") ||
+        !strcmp(key, "pause_frames") || !strcmp(key, "deadlock"))
+        return METRICS_LOWER_BETTER;
+    return METRICS_NEITHER;
+}
+
+double metrics_t975(double df)
+{
+    /* Student's t, two-sided 95%: exact table to 30 degrees of freedom, then the
+     * Cornish-Fisher expansion around the normal quantile 1.959964 (error < 1e-4). */
+    static const double t[] = { 0,      12.7062, 4.3027, 3.1824, 2.7764, 2.5706, 2.4469, 2.3646,
+                                2.3060, 2.2622,  2.2281, 2.2010, 2.1788, 2.1604, 2.1448, 2.1314,
+                                2.1199, 2.1098,  2.1009, 2.0930, 2.0860, 2.0796, 2.0739, 2.0687,
+                                2.0639, 2.0595,  2.0555, 2.0518, 2.0484, 2.0452, 2.0423 };
+    if (df < 1)
+        return NAN;
+    if (df <= 30 && df == floor(df))
+        return t[(int)df];
+    const double z = 1.959964;
+    double z3 = z * z * z, z5 = z3 * z * z;
+    return z + (z3 + z) / (4 * df) + (5 * z5 + 16 * z3 + 3 * z) / (96 * df * df);
+}
+
+metrics_stats metrics_stats_of(const double *v, guint n)
+{
+    metrics_stats st = { n, NAN, 0, 0 };
+    if (n == 0)
+        return st;
+    double sum = 0;
+    for (guint i = 0; i < n; i++)
+        sum += v[i];
+    st.mean = sum / n;
+    if (n < 2)
+        return st;
+    double ss = 0;
+    for (guint i = 0; i < n; i++)
+        ss += (v[i] - st.mean) * (v[i] - st.mean);
+    st.sd = sqrt(ss / (n - 1));
+    st.ci95 = metrics_t975(n - 1) * st.sd / sqrt(n);
+    return st;
+}
+
+gboolean metrics_differ_beyond_noise(const metrics_stats *a, const metrics_stats *b)
+{
+    if (a->n < 2 || b->n < 2)
+        return FALSE;
+    double va = a->sd * a->sd / a->n, vb = b->sd * b->sd / b->n;
+    double d = fabs(b->mean - a->mean);
+    if (va + vb == 0)
+        return d > 0;
+    /* Welch-Satterthwaite degrees of freedom */
+    double df = (va + vb) * (va + vb) / (va * va / (a->n - 1) + vb * vb / (b->n - 1));
+    return d > metrics_t975(floor(df)) * sqrt(va + vb);
+}

@@ -178,4 +178,23 @@ char *metrics_format_kind(metrics_kind kind, double base_value);
 /* Same for a metric named by key (applies the key's scale). */
 char *metrics_format(const char *key, double value);
 
+/* Which way is better for a metric: times, slowdowns, drops, pauses, queues and
+ * retransmissions are better lower; bandwidths, utilisation and completed transfers higher;
+ * counts of marks, CNPs, bytes and transfers say nothing by themselves. */
+typedef enum { METRICS_NEITHER = 0, METRICS_LOWER_BETTER, METRICS_HIGHER_BETTER } metrics_direction;
+metrics_direction metrics_key_direction(const char *key);
+
+/* Sample statistics of n values: mean, sample standard deviation (0 when n < 2) and the
+ * half-width of the 95% confidence interval of the mean (Student's t; 0 when n < 2). */
+typedef struct {
+    guint n;
+    double mean, sd, ci95;
+} metrics_stats;
+metrics_stats metrics_stats_of(const double *v, guint n);
+/* The two-sided 97.5% quantile of Student's t with df degrees of freedom (df >= 1). */
+double metrics_t975(double df);
+/* Welch's test: is the difference of two means larger than the noise of either sample at
+ * the 95% level? FALSE when either side has fewer than two values. */
+gboolean metrics_differ_beyond_noise(const metrics_stats *a, const metrics_stats *b);
+
 #endif

@@ -332,7 +332,129 @@ static void test_bad_input(void)
     g_free(a);
 }
 
+/* Direction: what each metric means for "better" (metrics_key_direction's table). */
+static void test_directions(void)
+{
+    const char *lower[] = { "fct_p99_ns", "completion_ns", "slowdown_p50", "drops", "drops_prio3", "paused_fraction",
+                            "max_queue_bytes", "timeouts", "retransmitted_packets", "pause_frames",
+                            "collective_time_p99_us", "time_p99_us", "paused_ns" };
+    const char *higher[] = { "busbw_GBps", "algbw_GBps", "utilisation", "transfers_completed" };
+    const char *neither[] = { "ecn_marked", "cnp_sent", "cnp_handled", "bytes", "transfers", "ranks" };
+    for (size_t i = 0; i < G_N_ELEMENTS(lower); i++)
+        CU_ASSERT_EQUAL(metrics_key_direction(lower[i]), METRICS_LOWER_BETTER);
+    for (size_t i = 0; i < G_N_ELEMENTS(higher); i++)
+        CU_ASSERT_EQUAL(metrics_key_direction(higher[i]), METRICS_HIGHER_BETTER);
+    for (size_t i = 0; i < G_N_ELEMENTS(neither); i++)
+        CU_ASSERT_EQUAL(metrics_key_direction(neither[i]), METRICS_NEITHER);
+}
+
+/* Statistics against hand values: Student's t table (t_0.975: df 1 12.706, 4 2.776, 10 2.228,
+ * 30 2.042, 60 2.000, 120 1.980), and Welch's test on {1,2,3} against {4,5,6}: means 2 and 5,
+ * sd 1 each, se = sqrt(1/3 + 1/3) = 0.8165, df = (2/3)^2 / (2 (1/9)/2) = 4, so the threshold is
+ * 2.776 x 0.8165 = 2.267: a difference of 3 is beyond the noise, 1.5 ({2.5,3.5,4.5}) is not. */
+static void test_noise_statistics(void)
+{
+    CU_ASSERT_DOUBLE_EQUAL(metrics_t975(1), 12.706, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(metrics_t975(4), 2.776, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(metrics_t975(10), 2.228, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(metrics_t975(30), 2.042, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(metrics_t975(60), 2.000, 1e-3);
+    CU_ASSERT_DOUBLE_EQUAL(metrics_t975(120), 1.980, 1e-3);
+    const double a[] = { 1, 2, 3 }, b[] = { 4, 5, 6 }, c[] = { 2.5, 3.5, 4.5 };
+    metrics_stats sa = metrics_stats_of(a, 3), sb = metrics_stats_of(b, 3), sc = metrics_stats_of(c, 3);
+    CU_ASSERT_DOUBLE_EQUAL(sa.mean, 2, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(sa.sd, 1, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(sa.ci95, 4.303 / sqrt(3), 1e-3); /* t(2) = 4.303 */
+    CU_ASSERT_TRUE(metrics_differ_beyond_noise(&sa, &sb));
+    CU_ASSERT_FALSE(metrics_differ_beyond_noise(&sa, &sc));
+    metrics_stats one = metrics_stats_of(b, 1);
+    CU_ASSERT_FALSE(metrics_differ_beyond_noise(&sa, &one)); /* no replicates, no noise estimate */
+}
+
+/* The value of `key` in DIR's metrics made `v` (the fixture writes fct_p99_ns once). */
+static void set_fct_p99(const char *dir, const char *from, const char *to) { edit_summary(dir, from, to); }
+
+/* compare decides: B with a lower FCT p99 is better; a higher one makes A better; with three
+ * replicates a side whose spread covers the difference is "within noise" and exit 0. */
+static void test_better_and_noise(void)
+{
+    char *a = fixture_tmp(NULL), *b = fixture_tmp(NULL);
+    char *outdir = g_build_filename(b, "cmp", NULL);
+    JsonParser *p = json_parser_new();
+    char *text = NULL;
+    char *summary = g_build_filename(a, "summary.json", NULL);
+    g_file_get_contents(summary, &text, NULL, NULL);
+    g_free(summary);
+    const char *at = strstr(text, "\"fct_p99_ns\": ");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    double fct = g_ascii_strtod(at + strlen("\"fct_p99_ns\": "), NULL);
+    char *orig = g_strdup_printf("\"fct_p99_ns\": %.0f", fct); /* the fixture writes integers */
+    char *lower = g_strdup_printf("\"fct_p99_ns\": %.0f", fct * 0.8);
+    set_fct_p99(b, orig, lower);
+    char *out = NULL;
+    CU_ASSERT_EQUAL(compare(&out, a, b, "-o", outdir, NULL), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "overall: B is better"));
+    g_free(out);
+    JsonObject *root = load_json(p, outdir);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(row(root, "fct_p99_ns"), "better"), "b");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(row(root, "fct_p99_ns"), "better_is"), "lower");
+    CU_ASSERT_STRING_EQUAL(json_object_get_string_member(root, "better"), "b");
+    /* the other way round: A is better */
+    CU_ASSERT_EQUAL(compare(&out, b, a, "-o", outdir, NULL), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "overall: A is better"));
+    g_free(out);
+
+    /* replicates: A = {f, f, f}, B = {0.8 f, 1.2 f, 0.7 f}: B's mean 0.9 f is 10% lower (out of
+     * the 5% tolerance), but its sd 0.2646 f gives se 0.1528 f with df 2 (t = 4.303): the
+     * threshold 0.657 f is larger than 0.1 f, within the noise. B' = {0.8, 0.81, 0.79} f against
+     * A' = {1, 1.01, 0.99} f: sd 0.01 f each, se 0.0082 f, df 4 (t = 2.776): 0.2 f is beyond. */
+    char *b2 = fixture_tmp(NULL), *b3 = fixture_tmp(NULL), *a2 = fixture_tmp(NULL), *a3 = fixture_tmp(NULL);
+    char *v12 = g_strdup_printf("\"fct_p99_ns\": %.0f", fct * 1.2), *v07 = g_strdup_printf("\"fct_p99_ns\": %.0f", fct * 0.7);
+    set_fct_p99(b2, orig, v12);
+    set_fct_p99(b3, orig, v07);
+    CU_ASSERT_EQUAL(compare(&out, a, b, "--more-a", a2, "--more-a", a3, "--more-b", b2, "--more-b", b3, "-o", outdir,
+                            NULL), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "less than the run-to-run noise"));
+    g_free(out);
+    root = load_json(p, outdir);
+    CU_ASSERT_TRUE(json_object_get_boolean_member(row(root, "fct_p99_ns"), "within_noise"));
+    CU_ASSERT_EQUAL(json_object_get_int_member(row(root, "fct_p99_ns"), "runs_b"), 3);
+    char *v081 = g_strdup_printf("\"fct_p99_ns\": %.0f", fct * 0.81), *v079 = g_strdup_printf("\"fct_p99_ns\": %.0f", fct * 0.79);
+    char *v101 = g_strdup_printf("\"fct_p99_ns\": %.0f", fct * 1.01), *v099 = g_strdup_printf("\"fct_p99_ns\": %.0f", fct * 0.99);
+    set_fct_p99(b2, v12, v081);
+    set_fct_p99(b3, v07, v079);
+    set_fct_p99(a2, orig, v101);
+    set_fct_p99(a3, orig, v099);
+    CU_ASSERT_EQUAL(compare(&out, a, b, "--more-a", a2, "--more-a", a3, "--more-b", b2, "--more-b", b3, "-o", outdir,
+                            NULL), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "overall: B is better"));
+    g_free(out);
+    /* a missing replicate folder is bad input */
+    CU_ASSERT_EQUAL(compare(NULL, a, b, "--more-a", "/nonexistent/run", "-o", outdir, NULL), 2);
+    CU_ASSERT(said("/nonexistent/run"));
+    g_object_unref(p);
+    const char *dirs[] = { a, b, a2, a3, b2, b3 };
+    for (size_t i = 0; i < G_N_ELEMENTS(dirs); i++) {
+        test_rmtree(dirs[i]);
+        g_free((char *)dirs[i]);
+    }
+    g_free(v12);
+    g_free(v07);
+    g_free(v081);
+    g_free(v079);
+    g_free(v101);
+    g_free(v099);
+    g_free(lower);
+    g_free(orig);
+    g_free(text);
+    g_free(outdir);
+}
+
 static CU_TestInfo tests[] = {
+    { "metric directions", test_directions },
+    { "mean, CI, Welch's test against hand values", test_noise_statistics },
+    { "compare says which run is better, and what is noise", test_better_and_noise },
     { "a folder against itself", test_self_compare },
     { "tolerance decides the verdict", test_tolerance },
     { "absolute floors near zero", test_floors },
