@@ -6,13 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "analysis/sweep_stats.h"
 #include "sim/commands.h"
 #include "sim/sweep.h"
 
 struct opts {
     char **vary, **sets, **constraints;
-    char *seed, *out, *objective;
-    gint jobs, budget;
+    char *seed, *out, *objective, *rank;
+    gint jobs, budget, replicates;
+    double constraint_share;
     gboolean quiet, no_plots, minimize, maximize;
 };
 
@@ -24,6 +26,7 @@ static void opts_clear(struct opts *o)
     g_free(o->seed);
     g_free(o->out);
     g_free(o->objective);
+    g_free(o->rank);
 }
 
 static const char *const vary_help =
@@ -41,6 +44,7 @@ static int setup(const char *cmd, const char *summary, int argc, char **argv, GO
         { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o->out, "Sweep folder (default: the scenario's [output] dir + -sweep or -tune)", "DIR" },
         { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "Override a scenario key in every point (repeatable)", "SECTION.KEY=VALUE" },
         { "seed", 0, 0, G_OPTION_ARG_STRING, &o->seed, "Random seed of every point (same as --set scenario.seed=N)", "N" },
+        { "replicates", 0, 0, G_OPTION_ARG_INT, &o->replicates, "Run each configuration under N seeds (the scenario's and the N-1 after it); report mean, sd and 95% CI", "N" },
         { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "Print nothing but errors and failed points", NULL },
         { "no-plots", 0, 0, G_OPTION_ARG_NONE, &o->no_plots, "Do not draw plots", NULL },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -55,6 +59,9 @@ static int setup(const char *cmd, const char *summary, int argc, char **argv, GO
     g_option_context_free(ctx);
     if (ok && argc != 2)
         g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "expected exactly one scenario file (see --help)");
+    if (!err && (o->replicates < 0 || o->replicates > SWEEP_MAX_REPLICATES))
+        g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--replicates %d: expected a number of seeds from 1 to %d",
+                    o->replicates, SWEEP_MAX_REPLICATES);
     if (!err && o->jobs < 0)
         g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "-j %d: expected a number of processes of 1 or more",
                     o->jobs);
@@ -100,7 +107,8 @@ static int setup(const char *cmd, const char *summary, int argc, char **argv, GO
         g_ptr_array_unref(dims);
         return 2;
     }
-    if (!sweep_init(s, cmd, argv[1], o->sets, dims, o->out, (guint)o->jobs, o->quiet, &err)) {
+    guint replicates = o->replicates ? (guint)o->replicates : sec->replicates;
+    if (!sweep_init(s, cmd, argv[1], o->sets, dims, o->out, (guint)o->jobs, replicates, o->quiet, &err)) {
         fprintf(stderr, "rocesim %s: %s\n", cmd, err->message);
         g_error_free(err);
         return 2;
@@ -241,10 +249,12 @@ done:
     g_free(dir);
 }
 
-static void dat_value(GString *dat, const struct sweep_point *p, const char *metric)
+/* A configuration's value of a metric: the run's, or the mean over its replicates. */
+static void dat_value(GString *dat, const struct sweep *s, guint c, const char *metric)
 {
-    const char *v = p->state == SP_DONE && p->metrics ? g_hash_table_lookup(p->metrics, metric) : NULL;
-    g_string_append_printf(dat, " %s", v ? v : "NaN");
+    metrics_stats st = sweep_config_stats(s, c, metric);
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    g_string_append_printf(dat, " %s", st.n ? g_ascii_dtostr(buf, sizeof buf, st.mean) : "NaN");
 }
 
 static void xtics(GString *gp, const char *axis, const struct sweep_dim *d)
@@ -313,19 +323,21 @@ static void sweep_plots(const struct sweep *s, GPtrArray *metrics)
     for (guint m = 0; m < shown->len; m++)
         g_string_append_printf(dat, " %s", (char *)g_ptr_array_index(shown, m));
     g_string_append(dat, "\n");
-    for (guint i = 0; i < s->points->len; i++) {
-        const struct sweep_point *p = g_ptr_array_index(s->points, i);
+    for (guint c = 0; c < s->nconfigs; c++) {
+        const struct sweep_point *p = sweep_config_point(s, c, 0);
         g_string_append_printf(dat, "%u", p->idx[eff[0]]);
         if (neff == 2)
             g_string_append_printf(dat, " %u", p->idx[eff[1]]);
         for (guint m = 0; m < shown->len; m++)
-            dat_value(dat, p, g_ptr_array_index(shown, m));
+            dat_value(dat, s, c, g_ptr_array_index(shown, m));
         g_string_append(dat, "\n");
     }
     g_string_append_printf(body, "set multiplot layout %u,%u title ", rows, cols);
-    char *title = constant ? g_strdup_printf("rocesim sweep %s (%u metric%s the same at every point, not drawn)", s->out,
-                                             constant, constant == 1 ? "" : "s")
-                           : g_strdup_printf("rocesim sweep %s", s->out);
+    char *title = constant ? g_strdup_printf("rocesim sweep %s%s (%u metric%s the same at every point, not drawn)", s->out,
+                                             s->replicates > 1 ? ", means over the replicates" : "", constant,
+                                             constant == 1 ? "" : "s")
+                           : g_strdup_printf("rocesim sweep %s%s", s->out,
+                                             s->replicates > 1 ? ", means over the replicates" : "");
     gp_quote(body, title);
     g_free(title);
     g_string_append(body, "\n");
@@ -347,7 +359,7 @@ static void sweep_plots(const struct sweep *s, GPtrArray *metrics)
         if (neff == 1)
             g_string_append_printf(body, "\nplot 'sweep.dat' using 1:%u with linespoints pt 7 ps 0.6 lw 1.5 notitle\n",
                                    m + 2);
-        else if (s->points->len <= 49) /* small maps carry their values */
+        else if (s->nconfigs <= 49) /* small maps carry their values */
             g_string_append_printf(body,
                                    "\nplot 'sweep.dat' using 1:2:%u with image notitle, '' using 1:2:(column(%u) == "
                                    "column(%u) ? sprintf('%%.3g', column(%u)) : '') with labels tc rgb '#888888' notitle\n",
@@ -402,8 +414,12 @@ int cmd_sweep(int argc, char **argv)
     if (!o.quiet && root) {
         GString *g = g_string_new(NULL);
         describe_grid(&s, g);
-        printf("rocesim sweep: %u points, %u at a time%s -> %s/\n%s\n", s.points->len, s.jobs,
-               mpi ? " per rank" : "", s.out, g->str);
+        if (s.replicates > 1)
+            printf("rocesim sweep: %u configurations x %u seeds = %u points, %u at a time%s -> %s/\n%s\n", s.nconfigs,
+                   s.replicates, s.points->len, s.jobs, mpi ? " per rank" : "", s.out, g->str);
+        else
+            printf("rocesim sweep: %u points, %u at a time%s -> %s/\n%s\n", s.points->len, s.jobs,
+                   mpi ? " per rank" : "", s.out, g->str);
         if (mpi)
             printf("  MPI: %d ranks (%s), rank r runs points i with i %% %d == r\n", s.mpi.size, s.mpi.source,
                    s.mpi.size);
@@ -444,7 +460,8 @@ int cmd_sweep(int argc, char **argv)
         rc = 0;
         goto out;
     }
-    if (!sweep_write_csv(&s, &err)) {
+    if (s.replicates > 1 ? !sweep_write_csv(&s, "sweep-runs.csv", &err) || !sweep_write_config_csv(&s, &err)
+                         : !sweep_write_csv(&s, "sweep.csv", &err)) {
         fprintf(stderr, "rocesim sweep: %s\n", err->message);
         g_error_free(err);
         rc = 1;
@@ -505,13 +522,15 @@ struct tuner {
     gboolean maximize;
     struct sweep_constraint *cons;
     guint ncons;
-    guint budget;
+    double rank_q;            /* < 0: rank by the replicates' mean; else by this quantile (%) */
+    double share;             /* share of a configuration's replicates each constraint must hold on */
+    guint budget;             /* configurations */
     gboolean checked;         /* metric names checked against the first finished point */
     char *bad_metric;         /* the first unknown one */
     GPtrArray *bad_available; /* the names that point had */
-    GArray *order;            /* guint point indices in evaluation order */
+    GArray *order;            /* guint configuration indices in evaluation order */
     GArray *phase;            /* 0 coarse, 1 refine, per entry of order */
-    gboolean *evaluated;      /* per point */
+    gboolean *evaluated;      /* per configuration */
 };
 
 static gboolean tune_check_metrics(struct sweep *s, struct sweep_point *p, void *ud)
@@ -541,65 +560,104 @@ static gboolean tune_check_metrics(struct sweep *s, struct sweep_point *p, void 
     return TRUE;
 }
 
-/* Number of violated constraints (a missing metric violates), or -1 when the point has no
- * result or no objective. */
-static int violations(const struct tuner *t, const struct sweep_point *p, double *obj, GString *which)
+/* The ranking value of configuration c: its replicates' mean or quantile of the objective. */
+static gboolean config_objective(const struct tuner *t, guint c, double *obj)
 {
-    if (p->state != SP_DONE || !sweep_point_metric(p, t->objective, obj))
+    metrics_stats st = sweep_config_stats(t->s, c, t->objective);
+    if (!st.n)
+        return FALSE;
+    *obj = t->rank_q < 0 ? st.mean : sweep_config_quantile(t->s, c, t->objective, t->rank_q);
+    return TRUE;
+}
+
+static void note_violation(GString *which, const char *what)
+{
+    if (which)
+        g_string_append_printf(which, "%s%s", which->len ? ";" : "", what);
+}
+
+/* Number of violated conditions of configuration c (a missing metric violates), or -1 when
+ * no run of it has a result with the objective. A constraint must hold on at least `share` of
+ * the replicates; a deadlock, unfinished transfers or a failed run in any replicate make the
+ * configuration infeasible. */
+static int violations(const struct tuner *t, guint c, double *obj, GString *which)
+{
+    const struct sweep *s = t->s;
+    if (!config_objective(t, c, obj))
         return -1;
     int n = 0;
-    /* a run that deadlocked or left transfers unfinished is never feasible: its transfer
-     * figures cover only what finished, and would flatter it */
-    double total, completed;
-    if (sweep_point_deadlocked(p)) {
-        n++;
-        if (which)
-            g_string_append_printf(which, "%sdeadlock", which->len ? ";" : "");
-    } else if (sweep_point_metric(p, "transfers", &total) && sweep_point_metric(p, "transfers_completed", &completed) &&
-               completed < total) {
-        n++;
-        if (which)
-            g_string_append_printf(which, "%sunfinished transfers", which->len ? ";" : "");
+    gboolean deadlock = FALSE, unfinished = FALSE, failed = FALSE;
+    for (guint r = 0; r < s->replicates; r++) {
+        const struct sweep_point *p = sweep_config_point(s, c, r);
+        double total, completed;
+        /* a run that deadlocked or left transfers unfinished is never feasible: its transfer
+         * figures cover only what finished, and would flatter it */
+        failed |= p->state != SP_DONE;
+        deadlock |= sweep_point_deadlocked(p);
+        unfinished |= p->state == SP_DONE && !sweep_point_deadlocked(p) && sweep_point_metric(p, "transfers", &total) &&
+                      sweep_point_metric(p, "transfers_completed", &completed) && completed < total;
     }
-    for (guint c = 0; c < t->ncons; c++) {
-        double v;
-        if (!sweep_point_metric(p, t->cons[c].metric, &v) || !sweep_constraint_holds(&t->cons[c], v)) {
+    if (failed) {
+        n++;
+        note_violation(which, "failed run");
+    }
+    if (deadlock) {
+        n++;
+        note_violation(which, "deadlock");
+    } else if (unfinished) {
+        n++;
+        note_violation(which, "unfinished transfers");
+    }
+    guint need = (guint)ceil(t->share * s->replicates - 1e-9);
+    for (guint k = 0; k < t->ncons; k++) {
+        guint holds = 0;
+        for (guint r = 0; r < s->replicates; r++) {
+            const struct sweep_point *p = sweep_config_point(s, c, r);
+            double v;
+            holds += p->state == SP_DONE && sweep_point_metric(p, t->cons[k].metric, &v) &&
+                     sweep_constraint_holds(&t->cons[k], v);
+        }
+        if (holds < need) {
             n++;
-            if (which)
-                g_string_append_printf(which, "%s%s", which->len ? ";" : "", t->cons[c].text);
+            if (s->replicates > 1 && which) {
+                char *what = g_strdup_printf("%s (on %u of %u seeds)", t->cons[k].text, holds, s->replicates);
+                note_violation(which, what);
+                g_free(what);
+            } else {
+                note_violation(which, t->cons[k].text);
+            }
         }
     }
     return n;
 }
 
 struct ranked {
-    guint index;
+    guint config;
     int viol;
     double obj;
 };
 
-static gboolean g_maximize;
-static gint cmp_ranked(gconstpointer a, gconstpointer b)
+static gint cmp_ranked(gconstpointer a, gconstpointer b, gpointer maximize)
 {
     const struct ranked *x = a, *y = b;
     if (x->viol != y->viol)
         return x->viol < y->viol ? -1 : 1;
     if (x->obj != y->obj)
-        return (g_maximize ? x->obj > y->obj : x->obj < y->obj) ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index;
+        return (*(const gboolean *)maximize ? x->obj > y->obj : x->obj < y->obj) ? -1 : 1;
+    return x->config < y->config ? -1 : x->config > y->config;
 }
 
-/* Evaluated points with results, best first: feasible ones by objective; when none is
- * feasible, all by fewest violated constraints, then objective. feasible_only: drop the
- * infeasible ones when some point is feasible. */
+/* Evaluated configurations with results, best first: feasible ones by objective; when none is
+ * feasible, all by fewest violated conditions, then objective. feasible_only: drop the
+ * infeasible ones when some configuration is feasible. */
 static GArray *tune_rank(const struct tuner *t, gboolean feasible_only)
 {
     GArray *r = g_array_new(FALSE, FALSE, sizeof(struct ranked));
     gboolean any_feasible = FALSE;
     for (guint i = 0; i < t->order->len; i++) {
-        guint idx = g_array_index(t->order, guint, i);
-        struct ranked x = { idx, 0, 0 };
-        x.viol = violations(t, g_ptr_array_index(t->s->points, idx), &x.obj, NULL);
+        guint c = g_array_index(t->order, guint, i);
+        struct ranked x = { c, 0, 0 };
+        x.viol = violations(t, c, &x.obj, NULL);
         if (x.viol < 0)
             continue;
         any_feasible |= x.viol == 0;
@@ -609,12 +667,11 @@ static GArray *tune_rank(const struct tuner *t, gboolean feasible_only)
         for (guint i = r->len; i-- > 0;)
             if (g_array_index(r, struct ranked, i).viol)
                 g_array_remove_index(r, i);
-    g_maximize = t->maximize;
-    g_array_sort(r, cmp_ranked);
+    g_array_sort_with_data(r, cmp_ranked, (gpointer)&t->maximize);
     return r;
 }
 
-/* The grid index of p moved by delta[d] in each dimension, or -1 when outside. */
+/* The configuration of p moved by delta[d] in each dimension, or -1 when outside. */
 static long neighbour(const struct sweep *s, const struct sweep_point *p, const int *delta)
 {
     long index = 0;
@@ -628,11 +685,12 @@ static long neighbour(const struct sweep *s, const struct sweep_point *p, const 
     return index;
 }
 
-/* Unevaluated, valid neighbours of p at the smallest L1 distance (1: along one key; 2 and
- * more: diagonals) that has any, in grid order. */
-static void tune_candidates(const struct tuner *t, const struct sweep_point *p, const gboolean *taken, GArray *out)
+/* Unevaluated, valid neighbours of configuration c at the smallest L1 distance (1: along one
+ * key; 2 and more: diagonals) that has any, in grid order. */
+static void tune_candidates(const struct tuner *t, guint c, const gboolean *taken, GArray *out)
 {
     const struct sweep *s = t->s;
+    const struct sweep_point *p = sweep_config_point(s, c, 0);
     guint nd = s->dims->len;
     int *delta = g_new0(int, nd);
     guint combos = 1;
@@ -640,8 +698,8 @@ static void tune_candidates(const struct tuner *t, const struct sweep_point *p, 
         combos *= 3;
     for (guint dist = 1; dist <= nd && out->len == 0; dist++) {
         GArray *found = g_array_new(FALSE, FALSE, sizeof(guint));
-        for (guint c = 0; c < combos; c++) {
-            guint rem = c, l1 = 0;
+        for (guint k = 0; k < combos; k++) {
+            guint rem = k, l1 = 0;
             for (guint d = 0; d < nd; d++) {
                 delta[d] = (int)(rem % 3) - 1;
                 rem /= 3;
@@ -652,8 +710,7 @@ static void tune_candidates(const struct tuner *t, const struct sweep_point *p, 
             long n = neighbour(s, p, delta);
             if (n < 0 || t->evaluated[n] || taken[n])
                 continue;
-            const struct sweep_point *q = g_ptr_array_index(s->points, n);
-            if (q->state == SP_INVALID)
+            if (sweep_config_point(s, (guint)n, 0)->state == SP_INVALID)
                 continue;
             guint u = (guint)n;
             g_array_append_val(found, u);
@@ -666,20 +723,33 @@ static void tune_candidates(const struct tuner *t, const struct sweep_point *p, 
     g_free(delta);
 }
 
-/* Runs a batch; records the evaluated points in batch order. */
+/* Runs every replicate of a batch of configurations; records the evaluated ones in batch
+ * order. */
 static enum sweep_result tune_batch(struct tuner *t, GArray *batch, int phase)
 {
-    enum sweep_result r = sweep_run(t->s, (const guint *)batch->data, batch->len, tune_check_metrics, t);
+    struct sweep *s = t->s;
+    GArray *runs = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint i = 0; i < batch->len; i++)
+        for (guint r = 0; r < s->replicates; r++) {
+            guint idx = g_array_index(batch, guint, i) * s->replicates + r;
+            g_array_append_val(runs, idx);
+        }
+    enum sweep_result res = sweep_run(s, (const guint *)runs->data, runs->len, tune_check_metrics, t);
+    g_array_free(runs, TRUE);
     for (guint i = 0; i < batch->len; i++) {
-        guint idx = g_array_index(batch, guint, i);
-        const struct sweep_point *p = g_ptr_array_index(t->s->points, idx);
-        if (p->state != SP_DONE && p->state != SP_FAILED)
+        guint c = g_array_index(batch, guint, i);
+        gboolean all = TRUE;
+        for (guint r = 0; r < s->replicates; r++) {
+            enum sweep_state st = sweep_config_point(s, c, r)->state;
+            all &= st == SP_DONE || st == SP_FAILED;
+        }
+        if (!all)
             continue;
-        t->evaluated[idx] = TRUE;
-        g_array_append_val(t->order, idx);
+        t->evaluated[c] = TRUE;
+        g_array_append_val(t->order, c);
         g_array_append_val(t->phase, phase);
     }
-    return r;
+    return res;
 }
 
 static void print_setting(const struct sweep *s, const struct sweep_point *p, const char *indent)
@@ -690,23 +760,46 @@ static void print_setting(const struct sweep *s, const struct sweep_point *p, co
     }
 }
 
+/* A finished configuration's metric as text: the run's value, or the replicates' mean. */
+static char *config_metric_text(const struct sweep *s, guint c, const char *metric)
+{
+    if (s->replicates == 1) {
+        const struct sweep_point *p = sweep_config_point(s, c, 0);
+        const char *v = p->metrics ? g_hash_table_lookup(p->metrics, metric) : NULL;
+        return v ? g_strdup(v) : NULL;
+    }
+    metrics_stats st = sweep_config_stats(s, c, metric);
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    return st.n ? g_strdup(g_ascii_dtostr(buf, sizeof buf, st.mean)) : NULL;
+}
+
+static void csv_number(GString *g, double v, gboolean has)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    if (has && isfinite(v))
+        g_string_append(g, g_ascii_dtostr(buf, sizeof buf, v));
+}
+
 static gboolean write_tune_csv(const struct tuner *t, GError **err)
 {
     struct sweep *s = t->s;
+    gboolean reps = s->replicates > 1;
     GPtrArray *metrics = sweep_metric_names(s);
     GString *g = g_string_new("run,phase,");
     for (guint d = 0; d < s->dims->len; d++) {
         sweep_csv_field(g, ((struct sweep_dim *)g_ptr_array_index(s->dims, d))->key);
         g_string_append_c(g, ',');
     }
-    g_string_append(g, "status,feasible,objective,violated");
+    g_string_append(g, reps ? "replicates,status,feasible,objective,objective_mean,objective_sd,objective_ci95,violated"
+                            : "status,feasible,objective,violated");
     for (guint m = 0; m < metrics->len; m++) {
         g_string_append_c(g, ',');
         sweep_csv_field(g, g_ptr_array_index(metrics, m));
     }
     g_string_append_c(g, '\n');
     for (guint i = 0; i < t->order->len; i++) {
-        const struct sweep_point *p = g_ptr_array_index(s->points, g_array_index(t->order, guint, i));
+        guint c = g_array_index(t->order, guint, i);
+        const struct sweep_point *p = sweep_config_point(s, c, 0);
         g_string_append_printf(g, "%u,%s,", i + 1, g_array_index(t->phase, int, i) ? "refine" : "coarse");
         for (guint d = 0; d < s->dims->len; d++) {
             const struct sweep_dim *dim = g_ptr_array_index(s->dims, d);
@@ -715,19 +808,33 @@ static gboolean write_tune_csv(const struct tuner *t, GError **err)
         }
         double obj = 0;
         GString *which = g_string_new(NULL);
-        int v = violations(t, p, &obj, which);
-        g_string_append_printf(g, "%s,%s,", sweep_state_text(p), v == 0 ? "yes" : "no");
-        const char *ot = p->metrics ? g_hash_table_lookup(p->metrics, t->objective) : NULL;
-        if (ot)
-            sweep_csv_field(g, ot);
+        int v = violations(t, c, &obj, which);
+        if (reps)
+            g_string_append_printf(g, "%u,", s->replicates);
+        g_string_append_printf(g, "%s,%s,", reps ? sweep_config_state(s, c) : sweep_state_text(p), v == 0 ? "yes" : "no");
+        if (reps) {
+            metrics_stats st = sweep_config_stats(s, c, t->objective);
+            csv_number(g, obj, v >= 0);
+            g_string_append_c(g, ',');
+            csv_number(g, st.mean, st.n > 0);
+            g_string_append_c(g, ',');
+            csv_number(g, st.sd, st.n > 1);
+            g_string_append_c(g, ',');
+            csv_number(g, st.ci95, st.n > 1);
+        } else {
+            const char *ot = p->metrics ? g_hash_table_lookup(p->metrics, t->objective) : NULL;
+            if (ot)
+                sweep_csv_field(g, ot);
+        }
         g_string_append_c(g, ',');
         sweep_csv_field(g, which->str);
         g_string_free(which, TRUE);
         for (guint m = 0; m < metrics->len; m++) {
             g_string_append_c(g, ',');
-            const char *mv = p->metrics ? g_hash_table_lookup(p->metrics, g_ptr_array_index(metrics, m)) : NULL;
+            char *mv = config_metric_text(s, c, g_ptr_array_index(metrics, m));
             if (mv)
                 sweep_csv_field(g, mv);
+            g_free(mv);
         }
         g_string_append_c(g, '\n');
     }
@@ -746,9 +853,8 @@ static void tune_plot(const struct tuner *t)
     double best = NAN;
     guint plotted = 0;
     for (guint i = 0; i < t->order->len; i++) {
-        const struct sweep_point *p = g_ptr_array_index(s->points, g_array_index(t->order, guint, i));
         double obj;
-        int v = violations(t, p, &obj, NULL);
+        int v = violations(t, g_array_index(t->order, guint, i), &obj, NULL);
         if (v < 0)
             continue;
         if (v == 0 && (isnan(best) || (t->maximize ? obj > best : obj < best)))
@@ -783,6 +889,168 @@ static void tune_plot(const struct tuner *t)
     g_string_free(dat, TRUE);
 }
 
+/* The valid configurations (those whose scenario loads). */
+static guint valid_configs(const struct sweep *s)
+{
+    guint n = 0;
+    for (guint c = 0; c < s->nconfigs; c++)
+        n += sweep_config_point(s, c, 0)->state != SP_INVALID;
+    return n;
+}
+
+/* The coarse grid, at most `most` valid configurations, in grid order; *desc names it. */
+static GArray *coarse_batch(const struct sweep *s, guint most, GString *desc)
+{
+    guint nd = s->dims->len;
+    guint *k = g_new(guint, nd);
+    int *levels = g_new(int, nd);
+    for (guint d = 0; d < nd; d++)
+        k[d] = ((struct sweep_dim *)g_ptr_array_index(s->dims, d))->values->len;
+    sweep_coarse_levels(k, nd, MAX(1u, most), levels);
+    gboolean **keep = g_new0(gboolean *, nd);
+    for (guint d = 0; d < nd; d++) {
+        const struct sweep_dim *dim = g_ptr_array_index(s->dims, d);
+        guint *ix = g_new(guint, k[d] + 1);
+        guint n = sweep_coarse_indices(k[d], levels[d], ix);
+        keep[d] = g_new0(gboolean, k[d]);
+        g_string_append_printf(desc, "%s%s ", d ? "; " : "", dim->label);
+        for (guint i = 0; i < n; i++) {
+            keep[d][ix[i]] = TRUE;
+            g_string_append_printf(desc, "%s%s", i ? "," : "", (char *)g_ptr_array_index(dim->values, ix[i]));
+        }
+        g_free(ix);
+    }
+    GArray *batch = g_array_new(FALSE, FALSE, sizeof(guint));
+    for (guint c = 0; c < s->nconfigs; c++) {
+        const struct sweep_point *p = sweep_config_point(s, c, 0);
+        gboolean in = p->state != SP_INVALID;
+        for (guint d = 0; d < nd && in; d++)
+            in = keep[d][p->idx[d]];
+        if (in)
+            g_array_append_val(batch, c);
+    }
+    for (guint d = 0; d < nd; d++)
+        g_free(keep[d]);
+    g_free(keep);
+    g_free(k);
+    g_free(levels);
+    return batch;
+}
+
+/* The next refinement batch: the unevaluated neighbours of the best configurations. */
+static GArray *refine_batch(const struct tuner *t, guint room)
+{
+    const struct sweep *s = t->s;
+    GArray *batch = g_array_new(FALSE, FALSE, sizeof(guint));
+    gboolean *taken = g_new0(gboolean, s->nconfigs);
+    GArray *ranked = tune_rank(t, TRUE);
+    guint per_batch = MAX(1u, s->jobs / s->replicates);
+    for (guint i = 0; i < ranked->len && batch->len < room; i++) {
+        if (batch->len >= per_batch)
+            break; /* the best configurations first; others only to fill idle processes */
+        GArray *c = g_array_new(FALSE, FALSE, sizeof(guint));
+        tune_candidates(t, g_array_index(ranked, struct ranked, i).config, taken, c);
+        for (guint j = 0; j < c->len && batch->len < room; j++) {
+            guint idx = g_array_index(c, guint, j);
+            taken[idx] = TRUE;
+            g_array_append_val(batch, idx);
+        }
+        g_array_free(c, TRUE);
+    }
+    g_array_free(ranked, TRUE);
+    g_free(taken);
+    return batch;
+}
+
+/* "2.05e+06 ± 1.2e+04 (5 seeds)" or the run's value. */
+static char *objective_text(const struct tuner *t, guint c)
+{
+    const struct sweep *s = t->s;
+    if (s->replicates == 1)
+        return config_metric_text(s, c, t->objective);
+    metrics_stats st = sweep_config_stats(s, c, t->objective);
+    char *m = sweep_format_mean(st.mean, st.ci95), *ci = sweep_format_ci(st.ci95);
+    char *out = g_strdup_printf("%s ± %s (mean of %u seeds, 95%% CI)", m, ci, st.n);
+    g_free(m);
+    g_free(ci);
+    return out;
+}
+
+/* The best configuration and the ones that cannot be told apart from it, with replicates. */
+static void print_result(const struct tuner *t, GArray *ranked, guint feasible)
+{
+    const struct sweep *s = t->s;
+    guint best_c = g_array_index(ranked, struct ranked, 0).config;
+    const struct sweep_point *best = sweep_config_point(s, best_c, 0);
+    char *best_name = sweep_point_name(s->dims, best->idx);
+    char *obj = objective_text(t, best_c);
+    printf("best: %s\n", best_name);
+    print_setting(s, best, "  ");
+    printf("  %s = %s (objective, %s%s)\n", t->objective, obj, t->maximize ? "maximize" : "minimize",
+           t->rank_q >= 0 ? ", ranked by a quantile of the seeds" : "");
+    g_free(obj);
+    GPtrArray *names = sweep_metric_names((struct sweep *)s);
+    printf("  metrics%s:", s->replicates > 1 ? " (means over the seeds)" : "");
+    for (guint m = 0; m < names->len; m++) {
+        char *v = NULL;
+        if (s->replicates > 1) {
+            /* to the precision the seeds support */
+            metrics_stats st = sweep_config_stats(s, best_c, g_ptr_array_index(names, m));
+            v = st.n ? sweep_format_mean(st.mean, st.ci95) : NULL;
+        } else {
+            v = config_metric_text(s, best_c, g_ptr_array_index(names, m));
+        }
+        if (v)
+            printf("%s%s=%s", m % 4 == 0 ? "\n    " : "  ", (char *)g_ptr_array_index(names, m), v);
+        g_free(v);
+    }
+    printf("\n  results: %s/%s%s\n", s->points_dir, best->name, s->replicates > 1 ? " (and the other seeds)" : "");
+    g_ptr_array_unref(names);
+    printf("top %u:\n", MIN(3u, feasible));
+    metrics_stats sb = sweep_config_stats(s, best_c, t->objective);
+    GString *same = g_string_new(NULL);
+    for (guint i = 0; i < ranked->len; i++) {
+        const struct ranked *x = &g_array_index(ranked, struct ranked, i);
+        if (x->viol)
+            break;
+        metrics_stats sx = sweep_config_stats(s, x->config, t->objective);
+        gboolean tied = i > 0 && s->replicates > 1 && !metrics_differ_beyond_noise(&sb, &sx);
+        if (tied)
+            g_string_append_printf(same, "%s%u", same->len ? ", " : "", i + 1);
+        if (i < 3) {
+            char *o = objective_text(t, x->config);
+            char *name = sweep_point_name(s->dims, sweep_config_point(s, x->config, 0)->idx);
+            printf("  %u. %s = %s   %s%s\n", i + 1, t->objective, o, name, tied ? "   (not distinguishable from 1.)" : "");
+            g_free(name);
+            g_free(o);
+        }
+    }
+    if (s->replicates > 1) {
+        if (same->len)
+            printf("note: the best is not distinguishable from %s (Welch's t-test at 95%%): the seed moves %s as much "
+                   "as these settings do; more replicates may separate them\n", same->str, t->objective);
+        else if (feasible > 1)
+            printf("the best is better than every other feasible configuration beyond the run-to-run noise (95%%)\n");
+    }
+    g_string_free(same, TRUE);
+    printf("results: %s/tune.csv\n", s->out);
+    g_free(best_name);
+}
+
+static gboolean parse_rank(const char *text, double *q)
+{
+    if (!text || !strcmp(text, "mean")) {
+        *q = -1;
+        return TRUE;
+    }
+    char *end;
+    double v = text[0] == 'p' ? g_ascii_strtod(text + 1, &end) : -1;
+    if (text[0] != 'p' || end == text + 1 || *end || v < 0 || v > 100)
+        return FALSE;
+    *q = v;
+    return TRUE;
+}
+
 int cmd_tune(int argc, char **argv)
 {
     struct opts o = { 0 };
@@ -795,12 +1063,15 @@ int cmd_tune(int argc, char **argv)
         { "minimize", 0, 0, G_OPTION_ARG_NONE, &o.minimize, "Smaller is better (the default)", NULL },
         { "maximize", 0, 0, G_OPTION_ARG_NONE, &o.maximize, "Larger is better", NULL },
         { "constraint", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.constraints, "A condition a setting must meet, e.g. 'drops==0' or 'paused_fraction<0.01' (repeatable; == != < <= > >=)", "EXPR" },
-        { "budget", 0, 0, G_OPTION_ARG_INT, &o.budget, "Most points to evaluate (default: half the grid, at least 8)", "N" },
+        { "budget", 0, 0, G_OPTION_ARG_INT, &o.budget, "Most configurations to evaluate (default: half the grid, at least 8)", "N" },
+        { "rank", 0, 0, G_OPTION_ARG_STRING, &o.rank, "With replicates: rank by the seeds' mean (default) or a quantile such as p90", "mean|pNN" },
+        { "constraint-share", 0, 0, G_OPTION_ARG_DOUBLE, &o.constraint_share, "With replicates: share of the seeds each constraint must hold on (default 1: every seed)", "X" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     int rc = setup("tune", "Search a grid of settings for the best value of a metric under constraints: a coarse "
                            "grid first, then the neighbours of the best points that meet the constraints, until "
-                           "the budget of runs is spent. Points are run and kept as by `rocesim sweep`.",
+                           "the budget of runs is spent. Points are run and kept as by `rocesim sweep`; with "
+                           "--replicates every configuration runs under several seeds and is ranked on their mean.",
                    argc, argv, extra, &o, &sec, &s);
     if (rc)
         goto out;
@@ -818,6 +1089,20 @@ int cmd_tune(int argc, char **argv)
         rc = 2;
         goto out;
     }
+    const char *rank = o.rank ? o.rank : sec.rank;
+    if (!parse_rank(rank, &t.rank_q)) {
+        fprintf(stderr, "rocesim tune: %s '%s': expected mean or a quantile p0 .. p100 such as p90\n",
+                o.rank ? "--rank" : "[sweep] rank", rank);
+        rc = 2;
+        goto out;
+    }
+    if (o.constraint_share != 0 && !(o.constraint_share > 0 && o.constraint_share <= 1)) {
+        fprintf(stderr, "rocesim tune: --constraint-share %g: expected a share above 0 and at most 1, e.g. 0.8\n",
+                o.constraint_share);
+        rc = 2;
+        goto out;
+    }
+    t.share = o.constraint_share ? o.constraint_share : sec.constraint_share ? sec.constraint_share : 1;
     t.maximize = o.maximize || (!o.minimize && sec.direction && !strcmp(sec.direction, "maximize"));
     guint ncons = o.constraints ? g_strv_length(o.constraints) : sec.constraints->len;
     t.cons = g_new0(struct sweep_constraint, ncons ? ncons : 1);
@@ -831,7 +1116,7 @@ int cmd_tune(int argc, char **argv)
         }
         t.ncons++;
     }
-    guint valid = s.points->len - count_state(&s, SP_INVALID);
+    guint valid = valid_configs(&s);
     if (o.budget < 0) {
         fprintf(stderr, "rocesim tune: --budget %d: expected a number of runs of 1 or more\n", o.budget);
         rc = 2;
@@ -857,90 +1142,46 @@ int cmd_tune(int argc, char **argv)
     }
     t.order = g_array_new(FALSE, FALSE, sizeof(guint));
     t.phase = g_array_new(FALSE, FALSE, sizeof(int));
-    t.evaluated = g_new0(gboolean, s.points->len);
+    t.evaluated = g_new0(gboolean, s.nconfigs);
 
     /* the coarse grid: at most half the budget */
-    guint nd = s.dims->len;
-    guint *k = g_new(guint, nd);
-    int *levels = g_new(int, nd);
-    for (guint d = 0; d < nd; d++)
-        k[d] = ((struct sweep_dim *)g_ptr_array_index(s.dims, d))->values->len;
-    sweep_coarse_levels(k, nd, MAX(1u, t.budget / 2), levels);
-    gboolean **keep = g_new0(gboolean *, nd);
     GString *coarse_desc = g_string_new(NULL);
-    for (guint d = 0; d < nd; d++) {
-        const struct sweep_dim *dim = g_ptr_array_index(s.dims, d);
-        guint *ix = g_new(guint, k[d] + 1);
-        guint n = sweep_coarse_indices(k[d], levels[d], ix);
-        keep[d] = g_new0(gboolean, k[d]);
-        g_string_append_printf(coarse_desc, "%s%s ", d ? "; " : "", dim->label);
-        for (guint i = 0; i < n; i++) {
-            keep[d][ix[i]] = TRUE;
-            g_string_append_printf(coarse_desc, "%s%s", i ? "," : "", (char *)g_ptr_array_index(dim->values, ix[i]));
-        }
-        g_free(ix);
-    }
-    GArray *batch = g_array_new(FALSE, FALSE, sizeof(guint));
-    for (guint i = 0; i < s.points->len && batch->len < t.budget; i++) {
-        const struct sweep_point *p = g_ptr_array_index(s.points, i);
-        gboolean in = p->state != SP_INVALID;
-        for (guint d = 0; d < nd && in; d++)
-            in = keep[d][p->idx[d]];
-        if (in)
-            g_array_append_val(batch, i);
-    }
-    for (guint d = 0; d < nd; d++)
-        g_free(keep[d]);
-    g_free(keep);
-    g_free(k);
-    g_free(levels);
+    GArray *batch = coarse_batch(&s, t.budget / 2, coarse_desc);
+    if (batch->len > t.budget)
+        g_array_set_size(batch, t.budget);
     if (!o.quiet) {
         GString *cons = g_string_new(NULL);
         for (guint c = 0; c < t.ncons; c++)
             g_string_append_printf(cons, "%s%s", c ? ", " : "", t.cons[c].text);
         GString *grid = g_string_new(NULL);
         describe_grid(&s, grid);
-        printf("rocesim tune: %s %s%s%s; %u of %u points at most, %u at a time -> %s/\n%s\n"
-               "  coarse grid: %u points (%s)\n",
+        char *seeds = s.replicates > 1 ? g_strdup_printf(" x %u seeds", s.replicates) : g_strdup("");
+        printf("rocesim tune: %s %s%s%s; %u of %u configurations%s at most, %u runs at a time -> %s/\n%s\n"
+               "  coarse grid: %u configurations (%s)\n",
                t.maximize ? "maximize" : "minimize", t.objective, t.ncons ? " subject to " : "", cons->str, t.budget,
-               valid, s.jobs, s.out, grid->str, batch->len, coarse_desc->str);
+               valid, seeds, s.jobs, s.out, grid->str, batch->len, coarse_desc->str);
+        g_free(seeds);
         g_string_free(cons, TRUE);
         g_string_free(grid, TRUE);
         fflush(stdout);
     }
     g_string_free(coarse_desc, TRUE);
     note_invalid(&s);
-    s.prog.total = t.budget;
+    s.prog.total = t.budget * s.replicates;
     double t0 = g_get_monotonic_time() / 1e6;
     enum sweep_result r = tune_batch(&t, batch, 0);
+    g_array_free(batch, TRUE);
     gboolean exhausted = FALSE;
     while (r == SWEEP_FINISHED && t.order->len < t.budget) {
-        /* refinement: the unevaluated neighbours of the best points */
-        g_array_set_size(batch, 0);
-        gboolean *taken = g_new0(gboolean, s.points->len);
-        GArray *ranked = tune_rank(&t, TRUE);
-        guint room = t.budget - t.order->len;
-        for (guint i = 0; i < ranked->len && batch->len < room; i++) {
-            if (batch->len >= s.jobs)
-                break; /* the best points first; others only to fill idle processes */
-            GArray *c = g_array_new(FALSE, FALSE, sizeof(guint));
-            tune_candidates(&t, g_ptr_array_index(s.points, g_array_index(ranked, struct ranked, i).index), taken, c);
-            for (guint j = 0; j < c->len && batch->len < room; j++) {
-                guint idx = g_array_index(c, guint, j);
-                taken[idx] = TRUE;
-                g_array_append_val(batch, idx);
-            }
-            g_array_free(c, TRUE);
-        }
-        g_array_free(ranked, TRUE);
-        g_free(taken);
+        batch = refine_batch(&t, t.budget - t.order->len);
         if (!batch->len) {
             exhausted = TRUE;
+            g_array_free(batch, TRUE);
             break;
         }
         r = tune_batch(&t, batch, 1);
+        g_array_free(batch, TRUE);
     }
-    g_array_free(batch, TRUE);
     sweep_progress_end(&s);
     if (t.bad_metric) {
         GString *names = g_string_new(NULL);
@@ -972,13 +1213,15 @@ int cmd_tune(int argc, char **argv)
         feasible += g_array_index(ranked, struct ranked, i).viol == 0;
     for (guint i = 0; i < t.order->len; i++) {
         coarse += g_array_index(t.phase, int, i) == 0;
-        reused += ((struct sweep_point *)g_ptr_array_index(s.points, g_array_index(t.order, guint, i)))->reused;
+        for (guint rep = 0; rep < s.replicates; rep++)
+            reused += sweep_config_point(&s, g_array_index(t.order, guint, i), rep)->reused;
     }
     guint failed = count_state(&s, SP_FAILED);
     if (!o.quiet) {
-        printf("rocesim tune: %u points evaluated (%u coarse, %u refinement; %u reused from an earlier run), "
+        printf("rocesim tune: %u %s evaluated (%u coarse, %u refinement; %u %sreused from an earlier run), "
                "%u feasible, %u failed; %s; %.1f s\n",
-               t.order->len, coarse, t.order->len - coarse, reused, feasible, failed,
+               t.order->len, s.replicates > 1 ? "configurations" : "points", coarse, t.order->len - coarse, reused,
+               s.replicates > 1 ? "runs " : "", feasible, failed,
                exhausted ? "no unevaluated neighbours left" : "budget spent", wall);
     }
     if (failed) {
@@ -988,11 +1231,13 @@ int cmd_tune(int argc, char **argv)
     if (!feasible) {
         fprintf(stderr, "rocesim tune: no evaluated point meets the constraints");
         if (ranked->len) {
-            const struct sweep_point *p = g_ptr_array_index(s.points, g_array_index(ranked, struct ranked, 0).index);
+            guint c = g_array_index(ranked, struct ranked, 0).config;
             GString *which = g_string_new(NULL);
             double obj;
-            violations(&t, p, &obj, which);
-            fprintf(stderr, "; the closest, %s, violates %s", p->name, which->str);
+            violations(&t, c, &obj, which);
+            char *name = sweep_point_name(s.dims, sweep_config_point(&s, c, 0)->idx);
+            fprintf(stderr, "; the closest, %s, violates %s", name, which->str);
+            g_free(name);
             g_string_free(which, TRUE);
         }
         fprintf(stderr, "\nresults: %s/tune.csv\n", s.out);
@@ -1000,31 +1245,17 @@ int cmd_tune(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    const struct sweep_point *best = g_ptr_array_index(s.points, g_array_index(ranked, struct ranked, 0).index);
-    printf("best: %s\n", best->name);
-    print_setting(&s, best, "  ");
-    printf("  %s = %s (objective, %s)\n", t.objective, (char *)g_hash_table_lookup(best->metrics, t.objective),
-           t.maximize ? "maximize" : "minimize");
-    if (!o.quiet) {
-        GPtrArray *names = sweep_metric_names(&s);
-        printf("  metrics:");
-        for (guint m = 0; m < names->len; m++) {
-            const char *v = g_hash_table_lookup(best->metrics, g_ptr_array_index(names, m));
-            if (v)
-                printf("%s%s=%s", m % 4 == 0 ? "\n    " : "  ", (char *)g_ptr_array_index(names, m), v);
-        }
-        printf("\n  results: %s/%s/\n", s.points_dir, best->name);
-        g_ptr_array_unref(names);
-        printf("top %u:\n", MIN(3u, feasible));
-        for (guint i = 0; i < ranked->len && i < 3; i++) {
-            const struct ranked *x = &g_array_index(ranked, struct ranked, i);
-            if (x->viol)
-                break;
-            const struct sweep_point *p = g_ptr_array_index(s.points, x->index);
-            printf("  %u. %s = %s   %s\n", i + 1, t.objective, (char *)g_hash_table_lookup(p->metrics, t.objective),
-                   p->name);
-        }
-        printf("results: %s/tune.csv\n", s.out);
+    if (o.quiet) {
+        guint c = g_array_index(ranked, struct ranked, 0).config;
+        const struct sweep_point *best = sweep_config_point(&s, c, 0);
+        char *name = sweep_point_name(s.dims, best->idx), *obj = objective_text(&t, c);
+        printf("best: %s\n", name);
+        print_setting(&s, best, "  ");
+        printf("  %s = %s (objective, %s)\n", t.objective, obj, t.maximize ? "maximize" : "minimize");
+        g_free(name);
+        g_free(obj);
+    } else {
+        print_result(&t, ranked, feasible);
     }
     g_array_free(ranked, TRUE);
     rc = 0;

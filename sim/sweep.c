@@ -591,10 +591,33 @@ gboolean sweep_section_read(const char *scenario, char **sets, struct sweep_sect
             }
             sec->budget = (guint)b;
             g_free(v);
+        } else if (!strcmp(keys[i], "replicates")) {
+            char *end;
+            guint64 r = g_ascii_strtoull(v, &end, 10);
+            if (!*v || *end || r < 1 || r > SWEEP_MAX_REPLICATES) {
+                g_set_error(err, SWEEP_ERROR, 1, "%s: [sweep] replicates = '%s': expected a number of seeds from 1 to %d",
+                            scenario, v, SWEEP_MAX_REPLICATES);
+                ok = FALSE;
+            }
+            sec->replicates = (guint)r;
+            g_free(v);
+        } else if (!strcmp(keys[i], "rank")) {
+            g_free(sec->rank);
+            sec->rank = v;
+        } else if (!strcmp(keys[i], "constraint_share")) {
+            char *end;
+            double x = g_ascii_strtod(v, &end);
+            if (!*v || *end || !(x > 0 && x <= 1)) {
+                g_set_error(err, SWEEP_ERROR, 1, "%s: [sweep] constraint_share = '%s': expected a share of the "
+                            "replicates above 0 and at most 1, e.g. 0.8", scenario, v);
+                ok = FALSE;
+            }
+            sec->constraint_share = x;
+            g_free(v);
         } else {
             g_set_error(err, SWEEP_ERROR, 1,
                         "%s: [sweep] %s: unknown key: [sweep] has vary, vary2, ..., objective, direction, "
-                        "constraint, constraint2, ..., budget", scenario, keys[i]);
+                        "constraint, constraint2, ..., budget, replicates, rank, constraint_share", scenario, keys[i]);
             g_free(v);
             ok = FALSE;
         }
@@ -620,6 +643,7 @@ void sweep_section_clear(struct sweep_section *sec)
         g_ptr_array_unref(sec->constraints);
     g_free(sec->objective);
     g_free(sec->direction);
+    g_free(sec->rank);
     memset(sec, 0, sizeof *sec);
 }
 
@@ -659,7 +683,7 @@ guint sweep_default_jobs(const struct mpi_split *m)
 }
 
 gboolean sweep_init(struct sweep *s, const char *cmd, const char *scenario, char **sets, GPtrArray *dims,
-                    const char *out, guint jobs, gboolean quiet, GError **err)
+                    const char *out, guint jobs, guint replicates, gboolean quiet, GError **err)
 {
     memset(s, 0, sizeof *s);
     s->lock_fd = -1;
@@ -671,6 +695,7 @@ gboolean sweep_init(struct sweep *s, const char *cmd, const char *scenario, char
     s->jobs = jobs;
     s->quiet = quiet;
     s->progress = !quiet && isatty(STDERR_FILENO);
+    s->replicates = replicates ? replicates : 1;
     if (!mpi_split_detect(&s->mpi, err))
         return FALSE;
     if (!s->jobs)
@@ -689,38 +714,55 @@ gboolean sweep_init(struct sweep *s, const char *cmd, const char *scenario, char
     if (!sc)
         return FALSE;
     s->out = out ? g_strdup(out) : g_strdup_printf("%s-%s", sc->out_dir, cmd);
+    guint64 seed0 = sc->seed;
     scenario_free(sc);
+    if (s->replicates > 1 && seed0 > G_MAXUINT64 - s->replicates) {
+        g_set_error(err, SWEEP_ERROR, 1, "seed %" G_GUINT64_FORMAT ": %u replicates would run past the largest seed",
+                    seed0, s->replicates);
+        return FALSE;
+    }
     s->points_dir = g_build_filename(s->out, "points", NULL);
 
     double total = 1;
     for (guint d = 0; d < dims->len; d++)
         total *= ((struct sweep_dim *)g_ptr_array_index(dims, d))->values->len;
-    if (total > SWEEP_MAX_POINTS) {
-        g_set_error(err, SWEEP_ERROR, 1, "the grid has %.0f points: at most %d are allowed", total,
-                    SWEEP_MAX_POINTS);
+    if (total * s->replicates > SWEEP_MAX_POINTS) {
+        g_set_error(err, SWEEP_ERROR, 1, "the grid has %.0f points%s: at most %d are allowed", total * s->replicates,
+                    s->replicates > 1 ? " (configurations x replicates)" : "", SWEEP_MAX_POINTS);
         return FALSE;
     }
-    guint npoints = (guint)total;
+    s->nconfigs = (guint)total;
+    guint npoints = s->nconfigs * s->replicates;
     guint nsets = s->sets ? g_strv_length(s->sets) : 0;
+    guint nextra = s->replicates > 1; /* scenario.seed=S */
     GHashTable *names = g_hash_table_new(g_str_hash, g_str_equal);
     gboolean ok = TRUE;
     for (guint i = 0; i < npoints && ok; i++) {
         struct sweep_point *p = g_new0(struct sweep_point, 1);
         p->index = i;
+        p->config = i / s->replicates;
+        p->rep = i % s->replicates;
         p->idx = g_new0(guint, dims->len);
-        guint rem = i;
+        guint rem = p->config;
         for (guint d = dims->len; d-- > 0;) {
             guint k = ((struct sweep_dim *)g_ptr_array_index(dims, d))->values->len;
             p->idx[d] = rem % k;
             rem /= k;
         }
         p->name = sweep_point_name(dims, p->idx);
-        p->sets = g_new0(char *, nsets + dims->len + 1);
+        p->sets = g_new0(char *, nsets + dims->len + nextra + 1);
         for (guint k = 0; k < nsets; k++)
             p->sets[k] = g_strdup(s->sets[k]);
         for (guint d = 0; d < dims->len; d++) {
             const struct sweep_dim *dim = g_ptr_array_index(dims, d);
             p->sets[nsets + d] = g_strdup_printf("%s=%s", dim->key, (char *)g_ptr_array_index(dim->values, p->idx[d]));
+        }
+        if (nextra) {
+            p->seed = seed0 + p->rep;
+            p->sets[nsets + dims->len] = g_strdup_printf("scenario.seed=%" G_GUINT64_FORMAT, p->seed);
+            char *named = g_strdup_printf("%s,seed=%" G_GUINT64_FORMAT, p->name, p->seed);
+            g_free(p->name);
+            p->name = named;
         }
         g_ptr_array_add(s->points, p);
         struct sweep_point *other = g_hash_table_lookup(names, p->name);
@@ -1452,7 +1494,7 @@ gboolean sweep_write_file(const char *path, const GString *text, GError **err)
     return TRUE;
 }
 
-gboolean sweep_write_csv(struct sweep *s, GError **err)
+gboolean sweep_write_csv(struct sweep *s, const char *file, GError **err)
 {
     GPtrArray *metrics = sweep_metric_names(s);
     GString *g = g_string_new(NULL);
@@ -1460,6 +1502,8 @@ gboolean sweep_write_csv(struct sweep *s, GError **err)
         sweep_csv_field(g, ((struct sweep_dim *)g_ptr_array_index(s->dims, d))->key);
         g_string_append_c(g, ',');
     }
+    if (s->replicates > 1)
+        g_string_append(g, "scenario.seed,");
     for (guint m = 0; m < metrics->len; m++) {
         sweep_csv_field(g, g_ptr_array_index(metrics, m));
         g_string_append_c(g, ',');
@@ -1472,6 +1516,8 @@ gboolean sweep_write_csv(struct sweep *s, GError **err)
             sweep_csv_field(g, g_ptr_array_index(dim->values, p->idx[d]));
             g_string_append_c(g, ',');
         }
+        if (s->replicates > 1)
+            g_string_append_printf(g, "%" G_GUINT64_FORMAT ",", p->seed);
         for (guint m = 0; m < metrics->len; m++) {
             const char *v = p->state == SP_DONE && p->metrics ? g_hash_table_lookup(p->metrics,
                                                                                     g_ptr_array_index(metrics, m))
@@ -1482,7 +1528,7 @@ gboolean sweep_write_csv(struct sweep *s, GError **err)
         }
         g_string_append_printf(g, "%s\n", sweep_state_text(p));
     }
-    char *path = g_build_filename(s->out, "sweep.csv", NULL);
+    char *path = g_build_filename(s->out, file, NULL);
     gboolean ok = sweep_write_file(path, g, err);
     g_free(path);
     g_string_free(g, TRUE);

@@ -10,9 +10,17 @@
  * The end is included when the sequence reaches it exactly (to within a billionth of a step,
  * so float rounding does not drop it). Numbers are printed with as few decimals as they need.
  *
+ * Replicates: `replicates = N` (or --replicates N) runs every configuration of the grid under
+ * N seeds, the scenario's seed and the N-1 after it. Each run is a point of its own, named
+ * CONFIG,seed=S, and is byte-identical to `rocesim run --set scenario.seed=S` with the point's
+ * values; runs and configurations are resumed alike. A configuration's index c owns the points
+ * c*N .. c*N+N-1 (sweep_config_point).
+ *
  * Folder layout of a sweep (DIR):
- *   DIR/sweep.csv              one row per point: varied keys, headline metrics, status
- *                              (ok, deadlock, failed, invalid)
+ *   DIR/sweep.csv              one row per configuration: varied keys, headline metrics (with
+ *                              replicates: their mean, standard deviation and 95% confidence
+ *                              half-width), status (ok, deadlock, failed, invalid)
+ *   DIR/sweep-runs.csv         with replicates: one row per run, with its seed
  *   DIR/tune.csv               `rocesim tune`: every point evaluated, in order
  *   DIR/points/NAME/           the point's results folder (as `rocesim run -o`)
  *   DIR/points/NAME.log        the point's stderr (removed when the point succeeded silently)
@@ -36,7 +44,8 @@
 GQuark sweep_error_quark(void);
 
 #define SWEEP_MAX_VALUES 10000   /* values in one dimension */
-#define SWEEP_MAX_POINTS 100000  /* points in a grid */
+#define SWEEP_MAX_POINTS 100000  /* points (runs) in a grid */
+#define SWEEP_MAX_REPLICATES 1000
 #define SWEEP_NAME_MAX 200       /* point folder names longer than this are shortened */
 
 /* ---- values and names ---- */
@@ -94,7 +103,10 @@ void sweep_coarse_levels(const guint *k, guint ndims, guint target, int *levels)
  *   objective = fct_p99_ns                   tune: the metric to optimise
  *   direction = minimize                     tune: minimize (default) or maximize
  *   constraint = drops==0                    tune: constraint, constraint2, ...
- *   budget = 20                              tune: most points to run
+ *   budget = 20                              tune: most configurations to run
+ *   replicates = 5                           seeds per configuration (default 1)
+ *   rank = mean                              tune: rank by the replicates' mean or a quantile pNN
+ *   constraint_share = 1                     tune: share of replicates a constraint must hold on
  * `rocesim run` ignores the section; command-line options replace its entries. */
 struct sweep_section {
     GPtrArray *vary;         /* char * specs, in key order vary, vary2, ... */
@@ -102,6 +114,9 @@ struct sweep_section {
     char *direction;
     GPtrArray *constraints;  /* char * */
     guint budget;            /* 0 = not given */
+    guint replicates;        /* 0 = not given */
+    char *rank;
+    double constraint_share; /* 0 = not given */
 };
 
 /* Reads the section from the scenario file; `sets` may override its keys (sweep.KEY=VALUE). */
@@ -113,7 +128,10 @@ void sweep_section_clear(struct sweep_section *sec);
 enum sweep_state { SP_PENDING = 0, SP_INVALID, SP_DONE, SP_FAILED };
 
 struct sweep_point {
-    guint index;          /* position in the grid (first dimension outermost) */
+    guint index;          /* position in s->points */
+    guint config;         /* position of its configuration in the grid (first dimension outermost) */
+    guint rep;            /* replicate 0 .. replicates-1 */
+    guint64 seed;         /* with replicates: the run's seed */
     guint *idx;           /* value index per dimension */
     char *name;
     char **sets;          /* the sweep's --set values, then KEY=VALUE per dimension */
@@ -142,7 +160,9 @@ struct sweep {
     char *scenario;
     char **sets;          /* the sweep's own --set values (also passed to every point) */
     GPtrArray *dims;      /* struct sweep_dim * */
-    GPtrArray *points;    /* struct sweep_point *, grid order */
+    GPtrArray *points;    /* struct sweep_point *, grid order, the replicates of a configuration together */
+    guint replicates;     /* runs per configuration (1: no replicates) */
+    guint nconfigs;       /* configurations in the grid */
     char *out, *points_dir;
     guint jobs;
     gboolean quiet;       /* no progress line, no per-point chatter (failures still shown) */
@@ -160,7 +180,12 @@ struct sweep {
  * Kmax), but a value that no point can use is bad input. Takes ownership of dims.
  * out NULL: the scenario's [output] dir followed by "-" and cmd. FALSE means bad input. */
 gboolean sweep_init(struct sweep *s, const char *cmd, const char *scenario, char **sets, GPtrArray *dims,
-                    const char *out, guint jobs, gboolean quiet, GError **err);
+                    const char *out, guint jobs, guint replicates, gboolean quiet, GError **err);
+/* Replicate r of configuration c. */
+static inline struct sweep_point *sweep_config_point(const struct sweep *s, guint c, guint r)
+{
+    return g_ptr_array_index(s->points, c * s->replicates + r);
+}
 void sweep_free(struct sweep *s);
 
 /* Default parallelism: the cores this process may run on, shared between the ranks of an
@@ -200,9 +225,10 @@ gboolean sweep_point_deadlocked(const struct sweep_point *p);
 const char *sweep_state_text(const struct sweep_point *p);
 /* Appends a CSV field, quoted when it holds a comma, quote or newline. */
 void sweep_csv_field(GString *g, const char *text);
-/* Writes DIR/sweep.csv: the varied keys, the union of metrics, status; one row per point in
- * grid order. Written to a temporary file and renamed. */
-gboolean sweep_write_csv(struct sweep *s, GError **err);
+/* Writes DIR/FILE: the varied keys (with replicates, then the seed), the union of metrics,
+ * status; one row per point (run) in grid order. Written to a temporary file and renamed.
+ * Without replicates this is sweep.csv; with them sweep-runs.csv. */
+gboolean sweep_write_csv(struct sweep *s, const char *file, GError **err);
 /* Writes path atomically. */
 gboolean sweep_write_file(const char *path, const GString *text, GError **err);
 

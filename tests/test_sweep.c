@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <json-glib/json-glib.h>
 #include <signal.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -963,6 +964,158 @@ static void test_plots(void)
     g_free(tmp);
 }
 
+/* ======================================================================================
+ * replicates
+ * ====================================================================================== */
+
+static const char *perm_ini =
+    "[scenario]\nname = perm\nstop = 20ms\n"
+    "[topology]\nleaves = 2\nspines = 2\nhosts_per_leaf = 8\nhost_rate = 100Gbps\n"
+    "[switch]\necn_kmin = 100KB\necn_kmax = 400KB\n"
+    "[nic]\ncc = dcqcn\n"
+    "[workload perm]\nkind = permutation\nhosts = 0-15\nsize = 2MB\n";
+
+/* --replicates 3: each configuration runs under seeds 1, 2, 3 (the scenario's and the two
+ * after it); each run is byte-identical to `rocesim run` with that seed; sweep.csv holds the
+ * mean, the sample sd and the 95% half-width t(2) sd / sqrt(3) of the runs in sweep-runs.csv. */
+static void test_replicates(void)
+{
+    char *tmp = test_tmpdir();
+    char *ini = write_in(tmp, "perm.ini", perm_ini);
+    const char *bin = test_rocesim_bin();
+    char *out = NULL;
+    int rc = sh(&out, "%s sweep '%s' --vary switch.ecn_kmin=50KB,200KB --replicates 3 -j 2 -o '%s/sw' --no-plots 2>&1",
+                bin, ini, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT(has(out, "2 configurations x 3 seeds = 6 points"));
+    g_free(out);
+    for (int seed = 1; seed <= 3; seed++) {
+        char *rel = g_strdup_printf("sw/points/ecn_kmin=50KB,seed=%d/summary.json", seed);
+        CU_ASSERT(exists_in(tmp, rel));
+        g_free(rel);
+    }
+    /* the run of seed 2 is the single run with --seed 2 */
+    rc = sh(&out, "%s run '%s' --set switch.ecn_kmin=200KB --seed 2 -o '%s/single' --quiet --no-plots 2>&1", bin, ini,
+            tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    g_free(out);
+    char *a = slurp_in(tmp, "single/transfers.csv"), *b = slurp_in(tmp, "sw/points/ecn_kmin=200KB,seed=2/transfers.csv");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_STRING_EQUAL(a, b ? b : "");
+    g_free(a);
+    g_free(b);
+    /* the statistics from the runs */
+    char *runs = slurp_in(tmp, "sw/sweep-runs.csv"), *agg = slurp_in(tmp, "sw/sweep.csv");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(runs);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(agg);
+    CU_ASSERT_EQUAL(count_lines(runs), 7);
+    CU_ASSERT_EQUAL(count_lines(agg), 3);
+    CU_ASSERT(g_str_has_prefix(runs, "switch.ecn_kmin,scenario.seed,"));
+    CU_ASSERT(g_str_has_prefix(agg, "switch.ecn_kmin,replicates,"));
+    double v[3];
+    for (int seed = 1; seed <= 3; seed++) {
+        char *prefix = g_strdup_printf("50KB,%d,", seed);
+        char *x = csv_get(runs, prefix, "fct_p99_ns");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+        v[seed - 1] = g_ascii_strtod(x, NULL);
+        g_free(x);
+        g_free(prefix);
+    }
+    double mean = (v[0] + v[1] + v[2]) / 3;
+    double sd = sqrt(((v[0] - mean) * (v[0] - mean) + (v[1] - mean) * (v[1] - mean) + (v[2] - mean) * (v[2] - mean)) / 2);
+    char *m = csv_get(agg, "50KB,3,", "fct_p99_ns"), *d = csv_get(agg, "50KB,3,", "fct_p99_ns_sd");
+    char *ci = csv_get(agg, "50KB,3,", "fct_p99_ns_ci95"), *st = csv_get(agg, "50KB,3,", "status");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(m, NULL), mean, 1e-6 * mean);
+    CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(d, NULL), sd, 1e-6 * sd + 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(g_ascii_strtod(ci, NULL), 4.303 * sd / sqrt(3), 1e-3 * sd + 1e-9);
+    CU_ASSERT_STRING_EQUAL(st, "ok");
+    CU_ASSERT(sd > 0); /* the seed moves the permutation: the replicates differ */
+    g_free(m);
+    g_free(d);
+    g_free(ci);
+    g_free(st);
+    g_free(runs);
+    g_free(agg);
+    /* resumable: everything is reused */
+    rc = sh(&out, "%s sweep '%s' --vary switch.ecn_kmin=50KB,200KB --replicates 3 -o '%s/sw' --no-plots 2>&1", bin, ini,
+            tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT(has(out, "0 run now, 6 already done"));
+    g_free(out);
+    /* bad values */
+    rc = sh(&out, "%s sweep '%s' --vary switch.ecn_kmin=50KB --replicates -1 -o '%s/bad' 2>&1", bin, ini, tmp);
+    CU_ASSERT_EQUAL(rc, 2);
+    g_free(out);
+    char *bad = write_in(tmp, "bad.ini", "[scenario]\nname = b\n[sweep]\nvary = switch.ecn_kmin=50KB\nreplicates = 0\n");
+    rc = sh(&out, "%s sweep '%s' -o '%s/bad' 2>&1", bin, bad, tmp);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT(has(out, "[sweep] replicates = '0': expected a number of seeds from 1 to 1000"));
+    g_free(out);
+    g_free(bad);
+    test_rmtree(tmp);
+    g_free(ini);
+    g_free(tmp);
+}
+
+/* Tune with replicates. Where the seed moves the FCT more than the setting (Kmin 90/100/110 KB
+ * on a 16-host permutation whose pairs and ECMP collisions change with the seed), the top
+ * configurations are reported as not distinguishable. Where one setting is clearly better
+ * (the incast of test_tune_known_best: only an 8000KB buffer without CC is drop-free and
+ * fastest), every single seed picks it, and so does the tune over three seeds. */
+static void test_tune_replicates(void)
+{
+    char *tmp = test_tmpdir();
+    const char *bin = test_rocesim_bin();
+    char *ini = write_in(tmp, "perm.ini", perm_ini);
+    char *out = NULL;
+    int rc = sh(&out, "%s tune '%s' --vary switch.ecn_kmin=90KB,100KB,110KB --objective fct_p99_ns --replicates 4 -j 2 "
+                      "-o '%s/noise' --no-plots 2>&1", bin, ini, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT(has(out, "not distinguishable"));
+    CU_ASSERT(has(out, "(mean of 4 seeds, 95% CI)"));
+    g_free(out);
+    char *tcsv = slurp_in(tmp, "noise/tune.csv");
+    CU_ASSERT(tcsv && g_str_has_prefix(tcsv, "run,phase,switch.ecn_kmin,replicates,status,feasible,objective,"
+                                             "objective_mean,objective_sd,objective_ci95,violated,"));
+    g_free(tcsv);
+
+    char *inc = write_in(tmp, "inc.ini",
+                         "[scenario]\nname = inc\nstop = 20ms\n"
+                         "[topology]\nleaves = 1\nspines = 0\nhosts_per_leaf = 5\nhost_rate = 100Gbps\n"
+                         "[switch]\npfc = off\n[nic]\ncc_preset = connectx\n"
+                         "[workload inc]\nkind = incast\nsenders = 1-4\nreceiver = 0\nsize = 2MB\n");
+    const char *vary = "--vary switch.buffer=500KB..8000KB*2 --vary nic.cc=dcqcn,none";
+    for (int seed = 1; seed <= 3; seed++) {
+        rc = sh(&out, "%s tune '%s' %s --objective fct_p99_ns --constraint 'drops==0' --budget 10 --seed %d -j 2 "
+                      "-o '%s/clear%d' --no-plots 2>&1", bin, inc, vary, seed, tmp, seed);
+        CU_ASSERT_EQUAL(rc, 0);
+        CU_ASSERT(has(out, "best: buffer=8000KB,cc=none"));
+        g_free(out);
+    }
+    rc = sh(&out, "%s tune '%s' %s --objective fct_p99_ns --constraint 'drops==0' --budget 10 --replicates 3 -j 2 "
+                  "-o '%s/clear' --no-plots 2>&1", bin, inc, vary, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT(has(out, "best: buffer=8000KB,cc=none"));
+    /* a constraint must hold on every seed: the 500KB points drop on all three */
+    char *t = slurp_in(tmp, "clear/tune.csv");
+    CU_ASSERT(has(t, "drops==0 (on 0 of 3 seeds)"));
+    g_free(t);
+    g_free(out);
+    /* --rank and --constraint-share are checked */
+    rc = sh(&out, "%s tune '%s' %s --objective fct_p99_ns --rank p1000 -o '%s/x' 2>&1", bin, inc, vary, tmp);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT(has(out, "--rank 'p1000': expected mean or a quantile p0 .. p100"));
+    g_free(out);
+    rc = sh(&out, "%s tune '%s' %s --objective fct_p99_ns --constraint-share 1.5 -o '%s/x' 2>&1", bin, inc, vary, tmp);
+    CU_ASSERT_EQUAL(rc, 2);
+    g_free(out);
+    g_free(inc);
+    g_free(ini);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
 static CU_TestInfo tests[] = {
     { "ranges: lists, geometric, linear, units, errors", test_ranges },
     { "--vary parsing", test_dim_parse },
@@ -978,6 +1131,8 @@ static CU_TestInfo tests[] = {
     { "MPI split: same sweep.csv as one process", test_mpi_split },
     { "deadlocked points are results, not failures", test_deadlock_points },
     { "plots", test_plots },
+    { "replicates: seeds per configuration, mean/sd/CI, resumable", test_replicates },
+    { "tune with replicates: noise vs a clearly better setting", test_tune_replicates },
     CU_TEST_INFO_NULL,
 };
 
