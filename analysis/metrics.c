@@ -697,11 +697,15 @@ static GPtrArray *series_pass(const char *path, metrics_series_kind kind, GPtrAr
     int r;
     while ((r = metrics_csv_next(c, err)) == 1) {
         double t, v;
-        if (!metrics_csv_double(c, idx[0], &t, err) || !metrics_csv_double(c, idx[vcol], &v, err) ||
+        /* rates.csv: an empty rate ends a flow's line (it has nothing left to send) */
+        gboolean gap = kind == METRICS_SERIES_RATES && !*metrics_csv_field(c, idx[vcol]);
+        if (!metrics_csv_double(c, idx[0], &t, err) || (!gap && !metrics_csv_double(c, idx[vcol], &v, err)) ||
             !row_key(c, kind, idx, k, err)) {
             r = -1;
             break;
         }
+        if (gap)
+            v = NAN;
         series_acc *a = g_hash_table_lookup(acc, k->str);
         if (!a) {
             if (want)
@@ -723,21 +727,27 @@ static GPtrArray *series_pass(const char *path, metrics_series_kind kind, GPtrAr
                 r = -1;
                 break;
             }
-            a->s->area += a->v_prev * (t - a->t_prev);
+            if (isfinite(a->v_prev))
+                a->s->area += a->v_prev * (t - a->t_prev);
         } else {
             a->s->t_first = t;
             a->s->vmax = v;
         }
         a->s->samples++;
         a->s->t_last = t;
-        if (v > a->s->vmax)
+        if (v > a->s->vmax || !isfinite(a->s->vmax))
             a->s->vmax = v;
-        a->t_prev = t;
-        a->v_prev = v;
         if (want) {
+            /* a gap: the last value holds up to it, then the line breaks */
+            if (gap && a->s->samples > 1 && isfinite(a->v_prev)) {
+                g_array_append_val(a->s->t, t);
+                g_array_append_val(a->s->v, a->v_prev);
+            }
             g_array_append_val(a->s->t, t);
             g_array_append_val(a->s->v, v);
         }
+        a->t_prev = t;
+        a->v_prev = v;
     }
     g_string_free(k, TRUE);
     g_hash_table_destroy(acc);

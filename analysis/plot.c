@@ -1,6 +1,7 @@
 /* Figures of a results folder: derived data + gnuplot scripts in DIR/plots, run by gnuplot.
  * See plot.h. */
 #include "analysis/plot.h"
+#include "sim/units.h"
 
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -11,7 +12,7 @@
 G_DEFINE_QUARK(rocesim-plot-error-quark, plot_error)
 
 #define QUEUE_SERIES 6      /* busiest queues drawn */
-#define RATE_SERIES 16      /* busiest flows drawn */
+#define RATE_SERIES 24      /* busiest flows drawn */
 #define PFC_ROWS 30         /* most-paused queues in the Gantt chart */
 #define UTIL_BARS 32        /* busiest ports in the utilisation bars */
 #define SERIES_BINS 2000    /* time buckets per series: more than the plot has pixels */
@@ -118,9 +119,13 @@ const char *plot_time_unit(double tmax_ns, double *div)
     return "s";
 }
 
+/* A point; an undefined value is written as NaN, which breaks gnuplot's line there. */
 static void dat_point(GString *dat, double t, double v)
 {
-    g_string_append_printf(dat, "%.17g %.17g\n", t, v);
+    if (isfinite(v))
+        g_string_append_printf(dat, "%.17g %.17g\n", t, v);
+    else
+        g_string_append_printf(dat, "%.17g NaN\n", t);
 }
 
 void plot_dat_series(GString *dat, const metrics_series *s, guint bins, double t_end)
@@ -836,17 +841,39 @@ static const struct {
 };
 #define N_ECN_LINES G_N_ELEMENTS(ecn_lines)
 
-typedef struct {
-    double t_prev, v_prev;
-} counter_state;
+#define COUNTER_BINS_MAX 20000 /* intervals drawn by the ECN/CNP figure at most */
 
-static gint cmp_double_ptr(gconstpointer a, gconstpointer b, gpointer unused)
+static gint cmp_double(gconstpointer a, gconstpointer b)
 {
-    (void)unused;
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
+/* The counters' sampling period: the run's [output] counter_sample, else the smallest gap
+ * between two sample times (a folder without a scenario, e.g. from pcap-stats). */
+static double counter_period(const plot_ctx *c, GArray *times)
+{
+    char *text = c->sum ? metrics_summary_scenario(c->sum, "output", "counter_sample") : NULL;
+    simtime_t ps = 0;
+    gboolean ok = text && units_parse_time(text, &ps, NULL) && ps >= PS_PER_NS;
+    g_free(text);
+    if (ok)
+        return (double)(ps / PS_PER_NS);
+    double gap = 0;
+    const double *t = (const double *)times->data;
+    for (guint i = 0; i < times->len; i++) {
+        double d = i ? t[i] - t[i - 1] : t[0];
+        if (d > 0 && (gap == 0 || d < gap))
+            gap = d;
+    }
+    return gap;
+}
+
+/* ECN marks and CNPs per sampling interval. counters.csv holds cumulative values written at
+ * the end of a sampling interval in which they changed (and at the end of the run), so the
+ * increment of a row at time t happened in the interval (t - P, t] of the sampling grid: it is
+ * counted there, and every interval without a row counts zero. Drawn as steps on the grid,
+ * so a quiet gap is a run of zeros, never the last count stretched across it. */
 static int fig_ecn_cnp(plot_ctx *c, const char *name, char **why, GError **err)
 {
     static const char *const need[] = { "t_ns", "node", "port", "counter", "value", NULL };
@@ -855,123 +882,124 @@ static int fig_ecn_cnp(plot_ctx *c, const char *name, char **why, GError **err)
     metrics_csv *csv = open_input(c, "counters.csv", need, idx, "counters.csv is empty", why, &status, err);
     if (!csv)
         return status;
-    /* Increments per interval end time, per line: the counters are cumulative. */
-    GTree *inc[N_ECN_LINES];
-    for (size_t i = 0; i < N_ECN_LINES; i++)
-        inc[i] = g_tree_new_full(cmp_double_ptr, NULL, g_free, g_free);
-    GTree *times = g_tree_new_full(cmp_double_ptr, NULL, g_free, NULL);
-    GHashTable *state = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    GArray *rows_t = g_array_new(FALSE, FALSE, sizeof(double));   /* per kept row */
+    GArray *rows_d = g_array_new(FALSE, FALSE, sizeof(double));
+    GArray *rows_l = g_array_new(FALSE, FALSE, sizeof(guint));
+    GHashTable *last = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     int r;
     while ((r = metrics_csv_next(csv, err)) == 1) {
         const char *counter = metrics_csv_field(csv, idx[3]);
-        size_t line = N_ECN_LINES;
-        for (size_t i = 0; i < N_ECN_LINES; i++)
+        guint line = N_ECN_LINES;
+        for (guint i = 0; i < N_ECN_LINES; i++)
             if (!strcmp(counter, ecn_lines[i].counter))
                 line = i;
         if (line == N_ECN_LINES)
             continue;
         double t, v;
-        if (!metrics_csv_double(csv, idx[0], &t, err) ||
-            !metrics_csv_double(csv, idx[4], &v, err)) {
+        if (!metrics_csv_double(csv, idx[0], &t, err) || !metrics_csv_double(csv, idx[4], &v, err)) {
             r = -1;
             break;
         }
-        if (!g_tree_lookup_extended(times, &t, NULL, NULL))
-            g_tree_insert(times, g_memdup2(&t, sizeof t), NULL);
-        char *key = g_strdup_printf("%s\t%s\t%s", metrics_csv_field(csv, idx[1]),
-                                    metrics_csv_field(csv, idx[2]), counter);
-        counter_state *st = g_hash_table_lookup(state, key);
-        if (!st) {
-            st = g_new0(counter_state, 1);   /* counters start at 0 at t = 0 */
-            g_hash_table_insert(state, key, st);
+        char *key = g_strdup_printf("%s\t%s\t%s", metrics_csv_field(csv, idx[1]), metrics_csv_field(csv, idx[2]),
+                                    counter);
+        double *prev = g_hash_table_lookup(last, key);
+        if (!prev) {
+            prev = g_new0(double, 1); /* counters start at 0 at t = 0 */
+            g_hash_table_insert(last, key, prev);
         } else {
             g_free(key);
         }
-        double d = v - st->v_prev;
-        st->t_prev = t;
-        st->v_prev = v;
-        double *acc = g_tree_lookup(inc[line], &t);
-        if (!acc) {
-            acc = g_new0(double, 1);
-            g_tree_insert(inc[line], g_memdup2(&t, sizeof t), acc);
-        }
-        *acc += d;
+        double d = v - *prev;
+        *prev = v;
+        g_array_append_val(rows_t, t);
+        g_array_append_val(rows_d, d);
+        g_array_append_val(rows_l, line);
     }
     metrics_csv_close(csv);
-    g_hash_table_destroy(state);
+    g_hash_table_destroy(last);
     int rc = 0;
     GString *gp = NULL, *dat = NULL;
+    double *count = NULL;
     if (r < 0) {
         rc = -1;
         goto out;
     }
-    gint nt = g_tree_nnodes(times);
-    if (nt < 2) {
-        *why = g_strdup(nt ? "counters.csv holds end-of-run totals only (no time series)"
-                           : "counters.csv has no ECN or CNP counters");
+    GArray *times = g_array_sized_new(FALSE, FALSE, sizeof(double), rows_t->len);
+    g_array_append_vals(times, rows_t->data, rows_t->len);
+    g_array_sort(times, cmp_double);
+    guint distinct = 0;
+    for (guint i = 0; i < times->len; i++)
+        distinct += i == 0 || g_array_index(times, double, i) != g_array_index(times, double, i - 1);
+    double P = distinct >= 2 ? counter_period(c, times) : 0;
+    double tmax = times->len ? fmax(g_array_index(times, double, times->len - 1), c->end_ns) : c->end_ns;
+    g_array_free(times, TRUE);
+    if (distinct < 2 || P <= 0) {
+        *why = g_strdup(distinct ? "counters.csv holds end-of-run totals only (no time series)"
+                                 : "counters.csv has no ECN or CNP counters");
         goto out;
     }
-    /* Interval i is (T[i-1], T[i]], T[-1] = 0; drawn as a step starting at T[i-1]. */
-    GArray *T = g_array_new(FALSE, FALSE, sizeof(double));
-    GTreeNode *tn = g_tree_node_first(times);
-    for (; tn; tn = g_tree_node_next(tn))
-        g_array_append_val(T, *(double *)g_tree_node_key(tn));
-    const double *tv = (const double *)T->data;
-    double step = tv[1] - tv[0];
-    gboolean uniform = TRUE;
-    for (guint i = 1; i < T->len; i++)
-        if (fabs((tv[i] - tv[i - 1]) - step) > 1e-6 * step)
-            uniform = FALSE;
-    double tmax = fmax(tv[T->len - 1], c->end_ns), tdiv;
+    /* long runs: whole multiples of the sampling period, so every increment still lands in
+     * the interval it happened in */
+    guint nbins = (guint)ceil(tmax / P);
+    if (nbins > COUNTER_BINS_MAX) {
+        P *= ceil((double)nbins / COUNTER_BINS_MAX);
+        nbins = (guint)ceil(tmax / P);
+    }
+    if (nbins == 0)
+        nbins = 1;
+    count = g_new0(double, (gsize)nbins * N_ECN_LINES);
+    gboolean has_line[N_ECN_LINES] = { FALSE };
+    for (guint i = 0; i < rows_t->len; i++) {
+        double t = g_array_index(rows_t, double, i);
+        guint k = t > 0 ? (guint)ceil(t / P) - 1 : 0;
+        if (k >= nbins)
+            k = nbins - 1;
+        guint l = g_array_index(rows_l, guint, i);
+        count[(gsize)l * nbins + k] += g_array_index(rows_d, double, i);
+        has_line[l] = TRUE;
+    }
+    double tdiv;
     const char *tu = plot_time_unit(tmax, &tdiv);
-    dat = g_string_new("# packets per sampling interval: interval_start_ns count; derived from "
-                       "../counters.csv (cumulative counters, summed over ports)\n");
+    dat = g_string_new("# packets per sampling interval: interval_start_ns count (0 where nothing was "
+                       "counted); derived from ../counters.csv (cumulative counters, summed over ports)\n");
     gp = g_string_new(NULL);
     plot_gp_begin(gp, name, "ECN marks and CNPs per sampling interval (counters.csv)");
     g_string_append_printf(gp, "tdiv = %g   # ns per %s\nset title ", tdiv, tu);
-    char *title;
-    if (uniform) {
-        char *iv = metrics_format_kind(METRICS_KIND_TIME, step);
-        title = g_strdup_printf("ECN marks and CNPs per %s interval, all ports", iv);
-        g_free(iv);
-    } else {
-        title = g_strdup("ECN marks and CNPs per sampling interval, all ports");
-    }
+    char *iv = metrics_format_kind(METRICS_KIND_TIME, P);
+    char *title = g_strdup_printf("ECN marks and CNPs per %s interval, all ports", iv);
+    g_free(iv);
     plot_gp_quote(gp, title);
     g_free(title);
     g_string_append_printf(gp, "\nset xlabel 'time (%s)'\nset ylabel 'packets per interval'\n"
                                "set xrange [0:%.17g]\nset yrange [0:*]\nset key top right\nplot ",
                            tu, tmax / tdiv);
     guint block = 0;
-    for (size_t l = 0; l < N_ECN_LINES; l++) {
-        if (g_tree_nnodes(inc[l]) == 0)
+    for (guint l = 0; l < N_ECN_LINES; l++) {
+        if (!has_line[l])
             continue;
         g_string_append_printf(dat, "# %s\n", ecn_lines[l].counter);
-        double last = 0;
-        for (guint i = 0; i < T->len; i++) {
-            double *acc = g_tree_lookup(inc[l], &tv[i]);
-            last = acc ? *acc : 0;
-            dat_point(dat, i ? tv[i - 1] : 0, last);
-        }
-        dat_point(dat, tv[T->len - 1], last);
+        const double *cl = count + (gsize)l * nbins;
+        for (guint k = 0; k < nbins; k++)
+            dat_point(dat, k * P, cl[k]);
+        dat_point(dat, nbins * P, cl[nbins - 1]); /* the last step's right edge */
         g_string_append(dat, "\n\n");
-        g_string_append_printf(gp, "%s'%s.dat' index %u using ($1/tdiv):2 with steps lt %zu "
+        g_string_append_printf(gp, "%s'%s.dat' index %u using ($1/tdiv):2 with steps lt %u "
                                    "title ", block ? ", \\\n     " : "", name, block, l + 1);
         plot_gp_quote(gp, ecn_lines[l].title);
         block++;
     }
-    g_array_free(T, TRUE);
     g_string_append_c(gp, '\n');
     plot_gp_end(gp, name);
     rc = write_figure(c, name, gp, dat, err) ? 1 : -1;
 out:
+    g_free(count);
     if (gp)
         g_string_free(gp, TRUE);
     if (dat)
         g_string_free(dat, TRUE);
-    for (size_t i = 0; i < N_ECN_LINES; i++)
-        g_tree_destroy(inc[i]);
-    g_tree_destroy(times);
+    g_array_free(rows_t, TRUE);
+    g_array_free(rows_d, TRUE);
+    g_array_free(rows_l, TRUE);
     return rc;
 }
 

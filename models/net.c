@@ -241,7 +241,13 @@ static void sample_tick(void *ctx, uint64_t arg)
     for (uint32_t k = 0; k < s->ndirtyq; k++) {
         struct qp_rt *q = &n->qps[s->dirty_qps[k]];
         q->rate_dirty = false;
-        if (q->cc.rate != q->rate_logged) {
+        if (q->msg_head == NONE32) {
+            /* nothing left to send: the flow's line ends (an empty rate), until it has work */
+            if (q->rate_logged >= 0) {
+                fprintf(s->rates, "%" G_GUINT64_FORMAT ",%u,\n", t_ns, s->dirty_qps[k]);
+                q->rate_logged = NAN;
+            }
+        } else if (q->cc.rate != q->rate_logged) {
             fprintf(s->rates, "%" G_GUINT64_FORMAT ",%u,%.4f\n", t_ns, s->dirty_qps[k], q->cc.rate / 1e9);
             q->rate_logged = q->cc.rate;
         }

@@ -488,8 +488,10 @@ static void requester_ack(struct net *n, struct packet *pk)
                 break;
             q->msg_head = x->next_on_qp;
         }
-        if (q->msg_head == NONE32)
+        if (q->msg_head == NONE32) {
             q->msg_tail = NONE32;
+            sampler_rate_changed(n, id); /* its rate line ends here (rates.csv gap row) */
+        }
         if (q->snd_nxt < q->snd_una) /* an ACK beyond a go-back point */
             go_back(n, id, q->snd_una);
     }

@@ -399,7 +399,124 @@ static void test_decimation_keeps_peaks(void)
     g_array_free(s.v, TRUE);
 }
 
+/* The ECN/CNP figure attributes each increment to the sampling interval it happened in:
+ * counters.csv (cumulative, written only when a value changed) has ecn_marked at 20 us (5),
+ * 100 us (12) and at the end, 200 us (12, unchanged), with counter_sample = 10 us. The plotted
+ * series must be 5 in (10, 20] us, 7 in (90, 100] us, 0 in every other interval (not 7 spread
+ * over (20, 100]), and sum to the total, 12. */
+static void test_counter_intervals(void)
+{
+    char *dir = fixture_tmp(NULL);
+    char *p = g_build_filename(dir, "counters.csv", NULL);
+    g_file_set_contents(p, "t_ns,node,port,counter,value\n20000,leaf0,1,ecn_marked,5\n"
+                           "100000,leaf0,1,ecn_marked,12\n200000,leaf0,1,ecn_marked,12\n", -1, NULL);
+    g_free(p);
+    /* the fixture's scenario gets the sampling period */
+    p = g_build_filename(dir, "summary.json", NULL);
+    char *text = NULL;
+    g_file_get_contents(p, &text, NULL, NULL);
+    GString *g = g_string_new(text);
+    CU_ASSERT_EQUAL_FATAL(g_string_replace(g, "\"scenario\": {\"name\"", "\"output\": {\"counter_sample\": \"10us\"}, "
+                                                                         "\"scenario\": {\"name\"", 1), 1);
+    g_file_set_contents(p, g->str, -1, NULL);
+    g_string_free(g, TRUE);
+    g_free(text);
+    g_free(p);
+    GError *e = NULL;
+    plot_results(dir, &e);
+    g_clear_error(&e);
+    char *plots = g_build_filename(dir, "plots", NULL);
+    char *dat = read_text(plots, "ecn_cnp.dat");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dat);
+    char **lines = g_strsplit(dat, "\n", -1);
+    double sum = 0;
+    int intervals = 0, nonzero = 0;
+    gboolean in_block = FALSE;
+    for (char **l = lines; *l; l++) {
+        if (g_str_has_prefix(*l, "# ecn_marked")) {
+            in_block = TRUE;
+            continue;
+        }
+        if (!in_block || **l == '#')
+            continue;
+        if (!**l)
+            break; /* end of the block */
+        double t, v;
+        if (sscanf(*l, "%lf %lf", &t, &v) != 2)
+            continue;
+        if (t >= 200000) /* the right edge of the last step repeats its value */
+            continue;
+        intervals++;
+        sum += v;
+        nonzero += v != 0;
+        double want = t == 10000 ? 5 : t == 90000 ? 7 : 0;
+        CU_ASSERT_DOUBLE_EQUAL(v, want, 1e-9);
+    }
+    CU_ASSERT_EQUAL(intervals, 20);
+    CU_ASSERT_EQUAL(nonzero, 2);
+    CU_ASSERT_DOUBLE_EQUAL(sum, 12, 1e-9);
+    g_strfreev(lines);
+    g_free(dat);
+    g_free(plots);
+    test_rmtree(dir);
+    g_free(dir);
+}
+
+/* A finished flow's rate line ends when it finishes: rates.csv has flow 3 at 50 Gb/s from 0,
+ * 40 from 100 us and an empty rate at 150 us (nothing left to send), in a 200 us run. Its
+ * plotted series holds 40 up to 150 us and has no finite point after it; flow 4, still
+ * sending, is drawn to the end of the run. */
+static void test_rate_line_ends(void)
+{
+    char *dir = fixture_tmp(NULL);
+    char *p = g_build_filename(dir, "rates.csv", NULL);
+    g_file_set_contents(p, "t_ns,flow,rate_gbps\n0,3,50.0000\n0,4,20.0000\n100000,3,40.0000\n150000,3,\n", -1, NULL);
+    g_free(p);
+    GError *e = NULL;
+    plot_results(dir, &e);
+    g_clear_error(&e);
+    char *plots = g_build_filename(dir, "plots", NULL);
+    char *dat = read_text(plots, "flow_rates.dat");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dat);
+    char **blocks = g_strsplit(dat, "\n\n\n", -1);
+    int seen = 0;
+    for (char **b = blocks; *b; b++) {
+        gboolean f3 = strstr(*b, "# flow 3:") != NULL, f4 = strstr(*b, "# flow 4:") != NULL;
+        if (!f3 && !f4)
+            continue;
+        seen++;
+        double last_finite_t = -1, held = -1;
+        char **lines = g_strsplit(*b, "\n", -1);
+        for (char **l = lines; *l; l++) {
+            double t;
+            char v[32];
+            if (**l == '#' || sscanf(*l, "%lf %31s", &t, v) != 2)
+                continue;
+            if (strcmp(v, "NaN")) {
+                last_finite_t = t;
+                held = g_ascii_strtod(v, NULL);
+            }
+        }
+        g_strfreev(lines);
+        if (f3) {
+            CU_ASSERT_DOUBLE_EQUAL(last_finite_t, 150000, 1e-6);
+            CU_ASSERT_DOUBLE_EQUAL(held, 40, 1e-9);
+            CU_ASSERT_PTR_NOT_NULL(strstr(*b, "150000 NaN"));
+        } else {
+            CU_ASSERT_DOUBLE_EQUAL(last_finite_t, 200000, 1e-6); /* to the end of the run */
+        }
+    }
+    CU_ASSERT_EQUAL(seen, 2);
+    g_strfreev(blocks);
+    g_free(dat);
+    g_free(plots);
+    test_rmtree(dir);
+    g_free(dir);
+}
+
 static CU_TestInfo tests[] = {
+    { "a finished flow's rate line ends at its end", test_rate_line_ends },
+    { "ECN/CNP counts land in their own sampling interval", test_counter_intervals },
     { "every figure drawn as PNG and SVG", test_all_figures },
     { "missing or empty inputs are skipped", test_missing_inputs_skipped },
     { "a malformed CSV is reported with file and line", test_bad_input_reported },
