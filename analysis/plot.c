@@ -507,18 +507,20 @@ static int read_transfers(const plot_ctx *c, transfers_cols *t, GError **err)
         const char *fct = metrics_csv_field(csv, (guint)fct_col);
         if (!fct || !*fct)
             continue; /* unfinished transfer: no FCT to plot */
-        if (!metrics_csv_double(csv, fct_col, &f, err) ||
-            (ideal_col >= 0 && !metrics_csv_double(csv, ideal_col, &i, err)) ||
-            (slow_col >= 0 && !metrics_csv_double(csv, slow_col, &s, err))) {
+        /* a capture's folder (pcap-stats) has no ideal times: empty ideal_ns and slowdown */
+        gboolean has_ideal = ideal_col >= 0 && *metrics_csv_field(csv, (guint)ideal_col);
+        gboolean has_slow = slow_col >= 0 && *metrics_csv_field(csv, (guint)slow_col);
+        if (!metrics_csv_double(csv, fct_col, &f, err) || (has_ideal && !metrics_csv_double(csv, ideal_col, &i, err)) ||
+            (has_slow && !metrics_csv_double(csv, slow_col, &s, err))) {
             r = -1;
             break;
         }
         g_array_append_val(t->fct, f);
-        if (ideal_col >= 0 && i > 0)
+        if (has_ideal && i > 0)
             g_array_append_val(t->ideal, i);
-        if (slow_col < 0 && i > 0)
+        if (!has_slow && i > 0)
             s = f / i;   /* derive it when the column is absent */
-        if (slow_col >= 0 || i > 0)
+        if (has_slow || i > 0)
             g_array_append_val(t->slowdown, s);
     }
     metrics_csv_close(csv);

@@ -110,6 +110,15 @@ static void test_pcap_stats_reproduces(void)
     g_free(sb);
     g_free(log);
     g_free(cmd);
+    /* plot reads a capture's folder too: its FCTs are drawn, and what a capture cannot have
+     * (ideal times, queues) is skipped with a reason, not an error */
+    cmd = g_strdup_printf("%s plot %s", test_rocesim_bin(), out);
+    CU_ASSERT_EQUAL(test_run(cmd, &log), 0);
+    char *fct = g_build_filename(out, "plots", "fct_cdf.png", NULL);
+    CU_ASSERT_TRUE(g_file_test(fct, G_FILE_TEST_EXISTS) || test_run("command -v gnuplot >/dev/null", NULL) != 0);
+    g_free(fct);
+    g_free(log);
+    g_free(cmd);
     test_rmtree(tmp);
     g_free(tmp);
     g_free(out);
