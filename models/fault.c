@@ -48,6 +48,22 @@ static void flush_port(struct net *n, struct port_rt *p)
         switch_drop_queue(n, p, q);
 }
 
+/* The routing protocol has converged: every switch now routes around the links that are
+ * down at this moment (or back over the ones that came up). Until then only the switches at
+ * the ends of a failed link avoid it (switch_receive skips a down port of an ECMP group). */
+static void routes_converged(void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct net *n = ctx;
+    bool *down = g_new0(bool, n->topo->nports);
+    bool any = false;
+    for (uint32_t i = 0; i < n->topo->nports; i++)
+        any |= down[i] = n->ports[i].down;
+    topology_routes_free(n->converged);
+    n->converged = any ? topology_routes_without(n->topo, down) : NULL;
+    g_free(down);
+}
+
 static void link_down(void *ctx, uint64_t port)
 {
     struct net *n = ctx;
@@ -55,6 +71,7 @@ static void link_down(void *ctx, uint64_t port)
     a->down = b->down = true;
     flush_port(n, a);
     flush_port(n, b);
+    engine_at(&n->eng, n->eng.now + n->sc->route_convergence, routes_converged, n, 0);
 }
 
 static void link_up(void *ctx, uint64_t port)
@@ -64,6 +81,7 @@ static void link_up(void *ctx, uint64_t port)
     a->down = b->down = false;
     port_kick(n, a);
     port_kick(n, b);
+    engine_at(&n->eng, n->eng.now + n->sc->route_convergence, routes_converged, n, 0);
 }
 
 gboolean faults_schedule(struct net *n, GError **err)

@@ -576,6 +576,7 @@ void net_free(struct net *n)
     g_free(n->hosts);
     g_free(n->qps);
     g_free(n->cnp_last);
+    topology_routes_free(n->converged);
     g_free(n->xfers);
     g_free(n->dep_off);
     g_free(n->dep_list);

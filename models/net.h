@@ -184,6 +184,7 @@ struct net {
     struct engine eng;
     const struct scenario *sc;
     const struct topology *topo;
+    struct topo_routes *converged; /* after a link failure: routes without the failed links */
     const struct schedule *sched;
     const struct cc_ops *cc;
 
@@ -215,6 +216,19 @@ struct net {
     simtime_t last_event_time;
     bool finished;
 };
+
+/* The next hops of switch `node` toward host `dst`: the topology's, or, once the routing has
+ * converged after a link failure, those that avoid the failed links. Static (edge-list)
+ * routes stay as configured. */
+static inline const uint16_t *net_routes(const struct net *n, uint32_t node, uint32_t dst, uint32_t *count)
+{
+    const struct topology *t = n->topo;
+    if (!n->converged || t->host_off || node == t->attach[dst])
+        return topology_routes(t, node, dst, count);
+    size_t idx = (size_t)(node - t->nhosts) * t->nswitches + (t->attach[dst] - t->nhosts);
+    *count = n->converged->route_cnt[idx];
+    return &n->converged->route_ports[n->converged->route_off[idx]];
+}
 
 struct net *net_build(const struct scenario *sc, const struct topology *topo,
                       const struct schedule *sched, GError **err);

@@ -63,7 +63,7 @@ void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
         return;
     }
     uint32_t cnt;
-    const uint16_t *hops = topology_routes(n->topo, in->node, pk->dst, &cnt);
+    const uint16_t *hops = net_routes(n, in->node, pk->dst, &cnt);
     uint32_t first = n->topo->nodes[in->node].first_port;
     uint32_t choice = 0;
     if (cnt > 1)

@@ -52,8 +52,61 @@ static void finish_ports(struct topology *t, GArray *links)
 }
 
 /* Shortest-path next hops between switches, by BFS from each destination switch over the
- * switch graph (hosts do not forward). Every host has exactly one link (checked by the
- * builders), so the routes toward a host are those toward its switch. */
+ * switch graph (hosts do not forward), over the links not marked down. Fills off/cnt (S x S)
+ * and dist when given; returns the next-hop ports. */
+static GArray *bfs_routes(const struct topology *t, const bool *port_down, uint32_t *off, uint16_t *cnt,
+                          uint32_t *sw_dist)
+{
+    uint32_t H = t->nhosts, S = t->nnodes - H;
+    uint32_t *dist = g_new(uint32_t, S ? S : 1);
+    uint32_t *queue = g_new(uint32_t, S ? S : 1);
+    GArray *rp = g_array_new(FALSE, FALSE, sizeof(uint16_t));
+    for (uint32_t d = 0; d < S; d++) {
+        for (uint32_t i = 0; i < S; i++)
+            dist[i] = UINT32_MAX;
+        uint32_t qh = 0, qt = 0;
+        dist[d] = 0;
+        queue[qt++] = d;
+        while (qh < qt) {
+            uint32_t u = queue[qh++];
+            const struct topo_node *nu = &t->nodes[H + u];
+            for (uint32_t p = 0; p < nu->nports; p++) {
+                if (port_down && port_down[nu->first_port + p])
+                    continue;
+                uint32_t v = t->ports[t->ports[nu->first_port + p].peer].node;
+                if (t->nodes[v].kind == NODE_SWITCH && dist[v - H] == UINT32_MAX) {
+                    dist[v - H] = dist[u] + 1;
+                    queue[qt++] = v - H;
+                }
+            }
+        }
+        for (uint32_t s = 0; s < S; s++) {
+            size_t idx = (size_t)s * S + d;
+            if (sw_dist)
+                sw_dist[idx] = dist[s];
+            off[idx] = rp->len;
+            if (s == d || dist[s] == UINT32_MAX)
+                continue;
+            const struct topo_node *ns = &t->nodes[H + s];
+            for (uint32_t p = 0; p < ns->nports; p++) {
+                if (port_down && port_down[ns->first_port + p])
+                    continue;
+                uint32_t v = t->ports[t->ports[ns->first_port + p].peer].node;
+                if (t->nodes[v].kind == NODE_SWITCH && dist[v - H] + 1 == dist[s]) {
+                    uint16_t pp = (uint16_t)p;
+                    g_array_append_val(rp, pp);
+                    cnt[idx]++;
+                }
+            }
+        }
+    }
+    g_free(dist);
+    g_free(queue);
+    return rp;
+}
+
+/* Every host has exactly one link (checked by the builders), so the routes toward a host are
+ * those toward its switch. */
 static void compute_routes(struct topology *t)
 {
     uint32_t H = t->nhosts, S = t->nnodes - H;
@@ -65,50 +118,37 @@ static void compute_routes(struct topology *t)
         t->attach[h] = t->ports[hp->peer].node;
         t->attach_port[h] = (uint16_t)t->ports[hp->peer].index;
     }
-    uint32_t *dist = g_new(uint32_t, S ? S : 1);
-    uint32_t *queue = g_new(uint32_t, S ? S : 1);
-    GArray *rp = g_array_new(FALSE, FALSE, sizeof(uint16_t));
     t->route_off = g_new0(uint32_t, (size_t)S * S + 1);
     t->route_cnt = g_new0(uint16_t, (size_t)S * S + 1);
     t->sw_dist = g_new(uint32_t, (size_t)S * S + 1);
-    for (uint32_t d = 0; d < S; d++) {
-        for (uint32_t i = 0; i < S; i++)
-            dist[i] = UINT32_MAX;
-        uint32_t qh = 0, qt = 0;
-        dist[d] = 0;
-        queue[qt++] = d;
-        while (qh < qt) {
-            uint32_t u = queue[qh++];
-            const struct topo_node *nu = &t->nodes[H + u];
-            for (uint32_t p = 0; p < nu->nports; p++) {
-                uint32_t v = t->ports[t->ports[nu->first_port + p].peer].node;
-                if (t->nodes[v].kind == NODE_SWITCH && dist[v - H] == UINT32_MAX) {
-                    dist[v - H] = dist[u] + 1;
-                    queue[qt++] = v - H;
-                }
-            }
-        }
-        for (uint32_t s = 0; s < S; s++) {
-            size_t idx = (size_t)s * S + d;
-            t->sw_dist[idx] = dist[s];
-            t->route_off[idx] = rp->len;
-            if (s == d || dist[s] == UINT32_MAX)
-                continue;
-            const struct topo_node *ns = &t->nodes[H + s];
-            for (uint32_t p = 0; p < ns->nports; p++) {
-                uint32_t v = t->ports[t->ports[ns->first_port + p].peer].node;
-                if (t->nodes[v].kind == NODE_SWITCH && dist[v - H] + 1 == dist[s]) {
-                    uint16_t pp = (uint16_t)p;
-                    g_array_append_val(rp, pp);
-                    t->route_cnt[idx]++;
-                }
-            }
-        }
-    }
+    GArray *rp = bfs_routes(t, NULL, t->route_off, t->route_cnt, t->sw_dist);
     t->nroute_ports = rp->len;
     t->route_ports = (uint16_t *)g_array_free(rp, FALSE);
-    g_free(dist);
-    g_free(queue);
+}
+
+struct topo_routes *topology_routes_without(const struct topology *t, const bool *port_down)
+{
+    size_t S = t->nswitches;
+    struct topo_routes *r = g_new0(struct topo_routes, 1);
+    r->route_off = g_new0(uint32_t, S * S + 1);
+    r->route_cnt = g_new0(uint16_t, S * S + 1);
+    GArray *rp = bfs_routes(t, port_down, r->route_off, r->route_cnt, NULL);
+    if (rp->len == 0) {
+        uint16_t none = 0; /* keep a valid pointer for route tables without any hop */
+        g_array_append_val(rp, none);
+    }
+    r->route_ports = (uint16_t *)g_array_free(rp, FALSE);
+    return r;
+}
+
+void topology_routes_free(struct topo_routes *r)
+{
+    if (!r)
+        return;
+    g_free(r->route_off);
+    g_free(r->route_cnt);
+    g_free(r->route_ports);
+    g_free(r);
 }
 
 uint32_t topology_hops(const struct topology *t, uint32_t src, uint32_t dst)

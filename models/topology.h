@@ -69,6 +69,18 @@ static inline const uint16_t *topology_routes(const struct topology *t, uint32_t
     *count = t->route_cnt[idx];
     return &t->route_ports[t->route_off[idx]];
 }
+/* Shortest-path routes between switches over the links that are up: what the switches
+ * converge to after a link failure. Same layout as the topology's own (route_off/cnt/ports,
+ * indexed (s-H)*S + (a-H)). */
+struct topo_routes {
+    uint32_t *route_off;
+    uint16_t *route_cnt;
+    uint16_t *route_ports;
+};
+/* port_down[global port]: links to leave out (both ends are marked). */
+struct topo_routes *topology_routes_without(const struct topology *t, const bool *port_down);
+void topology_routes_free(struct topo_routes *r);
+
 /* Links on a shortest path between two hosts (0 for a host to itself). */
 uint32_t topology_hops(const struct topology *t, uint32_t src, uint32_t dst);
 int64_t topology_find_node(const struct topology *t, const char *name);

@@ -59,6 +59,8 @@ static const struct keydef keys[] = {
     { "switch", "pfc_watchdog_restore", K_TIME, F(pfc_watchdog_restore), "200ms", NULL, 0, 0, 0 },
     { "switch", "dwrr_weights", K_STR, F(dwrr_text), "", NULL, 0, 0, 0 },
     { "switch", "deadlock_threshold", K_TIME, F(deadlock_threshold), "1ms", NULL, 0, 0, 0 },
+    /* 600 ms: BFD's detection time with Dell SmartFabric OS10's defaults (200 ms x 3); see README */
+    { "switch", "route_convergence", K_TIME, F(route_convergence), "600ms", NULL, 0, 0, 0 },
 
     { "nic", "mtu", K_UINT, F(mtu), "4096", NULL, 256, 4096, 4 },
     { "nic", "cc", K_ENUM, F(cc), "dcqcn", "none|dcqcn|dctcp|timely", 0, 0, 0 },

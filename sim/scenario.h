@@ -111,6 +111,7 @@ struct scenario {
     uint32_t mtu;
     enum cc_kind cc;
     char *cc_preset;
+    simtime_t route_convergence;     /* [switch]: until remote switches route around a failed link */
     uint32_t ack_every;
     simtime_t rto, nak_interval;
     uint8_t data_priority, cnp_priority, ack_priority;
