@@ -72,7 +72,8 @@ static inline uint32_t schedule_count(const struct schedule *s) { return s->tran
 GArray *schedule_job_sinks(const struct schedule *s, uint32_t job);
 static inline const uint32_t *schedule_deps(const struct schedule *s, const struct transfer *t)
 {
-    return &g_array_index(s->deps, uint32_t, t->deps_off);
+    /* no pointer arithmetic on the empty array's NULL data (undefined, even + 0) */
+    return t->ndeps ? &g_array_index(s->deps, uint32_t, t->deps_off) : NULL;
 }
 
 #endif

@@ -188,6 +188,24 @@ static gboolean edge_error(GError **err, const char *path, int line, const char 
     return FALSE;
 }
 
+/* The blank-separated fields of a line, without the empty strings that runs of blanks
+ * leave in g_strsplit_set's output (those are freed here, so g_strfreev frees each field
+ * once). */
+static char **split_fields(const char *line, int *nf)
+{
+    char **f = g_strsplit_set(line, " \t", -1);
+    int n = 0;
+    for (int k = 0; f[k]; k++) {
+        if (*f[k])
+            f[n++] = f[k];
+        else
+            g_free(f[k]);
+    }
+    f[n] = NULL;
+    *nf = n;
+    return f;
+}
+
 static struct topology *build_edges(const struct scenario *s, GArray **routes_out, char **path_out, GError **err)
 {
     char *path = g_path_is_absolute(s->edges_file) ? g_strdup(s->edges_file)
@@ -223,11 +241,8 @@ static struct topology *build_edges(const struct scenario *s, GArray **routes_ou
         char *hash = strchr(lines[ln], '#');
         if (hash)
             *hash = 0;
-        char **f = g_strsplit_set(g_strstrip(lines[ln]), " \t", -1);
         int nf = 0;
-        for (int k = 0; f[k]; k++)
-            if (*f[k])
-                f[nf++] = f[k];
+        char **f = split_fields(g_strstrip(lines[ln]), &nf);
         if (nf == 0) {
             g_strfreev(f);
             continue;
@@ -279,13 +294,18 @@ static struct topology *build_edges(const struct scenario *s, GArray **routes_ou
     struct topology *t = NULL;
     if (ok && hosts->len == 0)
         ok = edge_error(err, path, 1, "no host declared");
+    if (ok && switches->len == 0)
+        ok = edge_error(err, path, 1, "no switch declared: hosts connect through switches");
     if (ok) {
         t = g_new0(struct topology, 1);
         t->nhosts = hosts->len;
         t->nnodes = hosts->len + switches->len;
         t->nodes = g_new0(struct topo_node, t->nnodes);
-        memcpy(t->nodes, hosts->data, sizeof(struct topo_node) * hosts->len);
-        memcpy(t->nodes + hosts->len, switches->data, sizeof(struct topo_node) * switches->len);
+        /* an empty GArray's data may be NULL, which memcpy must not see even for 0 bytes */
+        if (hosts->len)
+            memcpy(t->nodes, hosts->data, sizeof(struct topo_node) * hosts->len);
+        if (switches->len)
+            memcpy(t->nodes + hosts->len, switches->data, sizeof(struct topo_node) * switches->len);
         GArray *pl = g_array_new(FALSE, FALSE, sizeof(struct pending_link));
         for (guint i = 0; i < links->len && ok; i++) {
             struct raw_link *l = &g_array_index(links, struct raw_link, i);

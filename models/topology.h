@@ -67,7 +67,7 @@ static inline const uint16_t *topology_routes(const struct topology *t, uint32_t
     }
     size_t idx = (size_t)(node - H) * t->nswitches + (a - H);
     *count = t->route_cnt[idx];
-    return &t->route_ports[t->route_off[idx]];
+    return *count ? &t->route_ports[t->route_off[idx]] : NULL; /* route_ports may be NULL */
 }
 /* Links on a shortest path between two hosts (0 for a host to itself). */
 uint32_t topology_hops(const struct topology *t, uint32_t src, uint32_t dst);

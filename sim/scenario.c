@@ -550,7 +550,7 @@ static char *kind_names(const struct kind_keys *table)
 static struct named_section *load_named(struct scenario *s, GKeyFile *kf, const char *group,
                                         const char *type, const struct kind_keys *table, GError **err)
 {
-    const char *name = group + strlen(type) + 1;
+    const char *name = group + strlen(type); /* "" for a bare [workload], else " NAME" */
     while (*name == ' ')
         name++;
     if (!*name) {
