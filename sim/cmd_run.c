@@ -10,6 +10,7 @@
 #include "analysis/pcap.h"
 #include "analysis/report.h"
 #include "sim/commands.h"
+#include "sim/interrupt.h"
 #include "sim/results.h"
 #include "sim/run.h"
 #include "sim/units.h"
@@ -775,12 +776,17 @@ int run_scenario(const struct run_options *o)
     GPtrArray *captures = g_ptr_array_new();
     const char *out = o->out_dir ? o->out_dir : sc->out_dir;
 
+    /* refused before the run: an existing file or foreign folder is the user's data */
+    if (!results_check_target(out, &err))
+        goto fail;
     if (!(topo = topology_build(sc, &err)) || !(sched = workload_build_all(sc, topo, &err)) ||
         !(n = net_build(sc, topo, sched, &err)))
         goto fail;
     rc = 1;
+    interrupt_catch();
     if (!results_begin(&rd, out, &err))
         goto fail;
+    n->eng.interrupt = &interrupt_signal;
     if (!(fq = results_open(&rd, "queues.csv", &err)) || !(fr = results_open(&rd, "rates.csv", &err)) ||
         !(fp = results_open(&rd, "pfc.csv", &err)) || !(fc = results_open(&rd, "counters.csv", &err)))
         goto fail;
@@ -796,6 +802,8 @@ int run_scenario(const struct run_options *o)
 
     double w0 = engine_wall_seconds();
     net_run(n);
+    if (interrupt_signal)
+        goto interrupted;
     fig.wall_s = engine_wall_seconds() - w0;
     net_flush_samples(n);
     pfc_finish(n);
@@ -868,8 +876,11 @@ int run_scenario(const struct run_options *o)
     g_free(json);
     if (!ok)
         goto fail;
+    if (interrupt_signal)
+        goto interrupted;
     if (!results_commit(&rd, &err))
         goto fail;
+    interrupt_release(); /* the folder is complete: a signal from here on just ends the process */
     if (!o->quiet)
         print_summary(n, &fig, out);
     /* plots and the report come after the folder is in place: a missing gnuplot or a plot
@@ -888,6 +899,9 @@ int run_scenario(const struct run_options *o)
     }
     rc = n->deadlocked ? 3 : 0;
     goto done;
+interrupted:
+    g_set_error(&err, G_FILE_ERROR, G_FILE_ERROR_INTR, "interrupted by %s: %s not written",
+                interrupt_name(interrupt_signal), out);
 fail:
     if (n)
         close_captures(n, captures, NULL);
@@ -901,8 +915,11 @@ fail:
         fclose(fc);
     results_abort(&rd);
     fprintf(stderr, "rocesim: %s\n", err ? err->message : "run failed");
+    if (err && err->domain == G_FILE_ERROR && err->code == G_FILE_ERROR_EXIST)
+        rc = 2; /* an output path that is not ours is a bad command line */
     if (err)
         g_error_free(err);
+    interrupt_release(); /* dies of a signal caught during the run, now that nothing is left */
 done:
     g_ptr_array_unref(fig.warnings);
     g_ptr_array_unref(captures);

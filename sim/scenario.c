@@ -649,6 +649,21 @@ static gboolean apply_preset(struct scenario *s, GKeyFile *kf, GError **err)
     return TRUE;
 }
 
+/* The scenario name as one harmless path component: letters, digits and -_.+ kept, anything
+ * else (a '/', "..") made '_', no leading dot, at most 128 bytes; so results/NAME stays
+ * inside results/. */
+static char *path_component(const char *name)
+{
+    GString *g = g_string_new(NULL);
+    for (const char *p = name; *p && g->len < 128; p++)
+        g_string_append_c(g, g_ascii_isalnum(*p) || strchr("-_.+", *p) ? *p : '_');
+    if (g->len && g->str[0] == '.')
+        g->str[0] = '_';
+    if (!g->len)
+        g_string_assign(g, "scenario");
+    return g_string_free(g, FALSE);
+}
+
 static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
 {
     if (!g_key_file_has_key(kf, "topology", "fabric_rate", NULL))
@@ -675,7 +690,9 @@ static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
     }
     if (!*s->out_dir) {
         g_free(s->out_dir);
-        s->out_dir = g_build_filename("results", s->name, NULL);
+        char *folder = path_component(s->name);
+        s->out_dir = g_build_filename("results", folder, NULL);
+        g_free(folder);
     }
     return apply_preset(s, kf, err);
 }

@@ -2,6 +2,8 @@
  * wrong. Each test names the defect it guards; scenarios are written to a temporary folder so
  * a test shows its whole input. */
 #include <glib/gstdio.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <string.h>
 #include "models/topology.h"
 #include "sim/scenario.h"
@@ -114,10 +116,201 @@ static void test_nameless_sections(void)
             (const char *const[]){ "[fault]", "needs a name", NULL });
 }
 
+/* ---- data loss: -o, names, signals ---- */
+
+/* Names in DIR other than KEEP (NULL-terminated), joined by spaces: leftovers such as
+ * OUT.tmp-XXXXXX or OUT.old-XXXXXX. */
+static char *others_in(const char *dir, const char *const *keep)
+{
+    GString *g = g_string_new(NULL);
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *e;
+    while (d && (e = g_dir_read_name(d))) {
+        gboolean kept = FALSE;
+        for (int i = 0; keep[i]; i++)
+            kept |= !strcmp(e, keep[i]);
+        if (!kept)
+            g_string_append_printf(g, "%s%s", g->len ? " " : "", e);
+    }
+    if (d)
+        g_dir_close(d);
+    return g_string_free(g, FALSE);
+}
+
+static void assert_file_is(const char *path, const char *want)
+{
+    char *text = NULL;
+    CU_ASSERT_TRUE(g_file_get_contents(path, &text, NULL, NULL));
+    CU_ASSERT_STRING_EQUAL(text ? text : "", want);
+    g_free(text);
+}
+
+static int run_minimal(const char *out, char **err)
+{
+    char *sc = test_data_path("minimal.ini");
+    const char *args[] = { "run", sc, "-o", out, "-q", "--no-plots", NULL };
+    int rc = test_rocesim(args, NULL, NULL, err);
+    g_free(sc);
+    return rc;
+}
+
+/* -o on a folder rocesim did not write: refused with exit 2, its files untouched. */
+static void test_output_foreign_folder(void)
+{
+    char *tmp = test_tmpdir();
+    char *mine = g_build_filename(tmp, "mine", NULL);
+    g_mkdir(mine, 0755);
+    char *keep = put_file(mine, "thesis.tex", "years of work\n");
+    char *err = NULL;
+    CU_ASSERT_EQUAL(run_minimal(mine, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, mine));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "not replacing it"));
+    assert_file_is(keep, "years of work\n");
+    char *left = others_in(tmp, (const char *const[]){ "mine", NULL });
+    CU_ASSERT_STRING_EQUAL(left, "");
+    char *inside = others_in(mine, (const char *const[]){ "thesis.tex", NULL });
+    CU_ASSERT_STRING_EQUAL(inside, "");
+    g_free(inside);
+    g_free(left);
+    g_free(err);
+    g_free(keep);
+    g_free(mine);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
+/* -o on a regular file: refused with exit 2; no FILE.old-XXXXXX left beside it. */
+static void test_output_regular_file(void)
+{
+    char *tmp = test_tmpdir();
+    char *file = put_file(tmp, "notes.txt", "keep me\n");
+    char *err = NULL;
+    CU_ASSERT_EQUAL(run_minimal(file, &err), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "not a folder"));
+    assert_file_is(file, "keep me\n");
+    char *left = others_in(tmp, (const char *const[]){ "notes.txt", NULL });
+    CU_ASSERT_STRING_EQUAL(left, "");
+    g_free(left);
+    g_free(err);
+    g_free(file);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
+/* A folder rocesim wrote is replaced by the next run (the marker says whose it is); a
+ * trailing slash names the same folder. */
+static void test_output_replaces_own(void)
+{
+    char *tmp = test_tmpdir();
+    char *out = g_build_filename(tmp, "res", NULL);
+    char *slash = g_strconcat(out, "/", NULL);
+    CU_ASSERT_EQUAL(run_minimal(out, NULL), 0);
+    char *marker = g_build_filename(out, ".rocesim-results", NULL);
+    CU_ASSERT_TRUE(g_file_test(marker, G_FILE_TEST_IS_REGULAR));
+    CU_ASSERT_EQUAL(run_minimal(slash, NULL), 0);
+    char *left = others_in(tmp, (const char *const[]){ "res", NULL });
+    CU_ASSERT_STRING_EQUAL(left, "");
+    char *summary = g_build_filename(out, "summary.json", NULL);
+    CU_ASSERT_TRUE(g_file_test(summary, G_FILE_TEST_IS_REGULAR));
+    g_free(summary);
+    g_free(left);
+    g_free(marker);
+    g_free(slash);
+    g_free(out);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
+/* name = ../../victim: the default results/NAME stays one folder inside results/. */
+static void test_name_stays_in_results(void)
+{
+    char *tmp = test_tmpdir();
+    char *work = g_build_filename(tmp, "a", "work", NULL);
+    char *victim = g_build_filename(tmp, "victim", NULL);
+    g_mkdir_with_parents(work, 0755);
+    g_mkdir(victim, 0755);
+    char *keep = put_file(victim, "data.csv", "1,2,3\n");
+    char *sc = put_file(work, "s.ini", "[scenario]\nname = ../../victim\n" WORKLOAD);
+    char *bin = g_canonicalize_filename(test_rocesim_bin(), NULL);
+    char *cmd = g_strdup_printf("cd '%s' && '%s' run s.ini -q --no-plots", work, bin);
+    char *out = NULL;
+    CU_ASSERT_EQUAL(test_run(cmd, &out), 0);
+    assert_file_is(keep, "1,2,3\n");
+    char *left = others_in(victim, (const char *const[]){ "data.csv", NULL });
+    CU_ASSERT_STRING_EQUAL(left, "");
+    /* "../../victim": each '/' becomes '_', and the leading '.' too */
+    char *res = g_build_filename(work, "results", NULL);
+    char *listing = others_in(res, (const char *const[]){ NULL });
+    CU_ASSERT_STRING_EQUAL(listing, "_._.._victim");
+    g_free(listing);
+    g_free(res);
+    g_free(left);
+    g_free(out);
+    g_free(cmd);
+    g_free(bin);
+    g_free(sc);
+    g_free(keep);
+    g_free(victim);
+    g_free(work);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
+/* SIGTERM / SIGINT during the simulation: the temporary folder is removed, no results folder
+ * appears, and the process ends by that signal. */
+static void interrupt_run(int sig)
+{
+    char *tmp = test_tmpdir();
+    char *sc = put_file(tmp, "long.ini",
+                        "[scenario]\nstop = 1s\n[topology]\nleaves = 4\nhosts_per_leaf = 8\n"
+                        "[workload p]\nkind = permutation\nhosts = 0-31\nsize = 1GB\n");
+    char *out = g_build_filename(tmp, "res", NULL);
+    const char *argv[] = { test_rocesim_bin(), "run", sc, "-o", out, "-q", "--no-plots", NULL };
+    GPid pid;
+    CU_ASSERT_FATAL(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, NULL));
+    /* kill once the temporary folder exists (the run is under way), at most 20 s */
+    char *tmpdir_seen = NULL;
+    for (int i = 0; i < 2000 && !tmpdir_seen; i++) {
+        g_usleep(10000);
+        char *l = others_in(tmp, (const char *const[]){ "long.ini", NULL });
+        if (*l)
+            tmpdir_seen = l;
+        else
+            g_free(l);
+    }
+    CU_ASSERT_PTR_NOT_NULL(tmpdir_seen);
+    CU_ASSERT_PTR_NOT_NULL(tmpdir_seen ? strstr(tmpdir_seen, "res.tmp-") : NULL);
+    g_usleep(300000);
+    kill(pid, sig);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    g_spawn_close_pid(pid);
+    CU_ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig);
+    char *left = others_in(tmp, (const char *const[]){ "long.ini", NULL });
+    if (*left)
+        fprintf(stderr, "\n  left behind: %s\n", left);
+    CU_ASSERT_STRING_EQUAL(left, "");
+    g_free(left);
+    g_free(tmpdir_seen);
+    g_free(out);
+    g_free(sc);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
+static void test_sigterm_cleans_up(void) { interrupt_run(SIGTERM); }
+static void test_sigint_cleans_up(void) { interrupt_run(SIGINT); }
+
 static CU_TestInfo tests[] = {
     { "edge list: repeated blanks between fields", test_edges_repeated_blanks },
     { "edge list: hosts and no switch refused", test_edges_no_switch },
     { "[workload] / [fault] without a name refused", test_nameless_sections },
+    { "-o on a folder rocesim did not write: exit 2, untouched", test_output_foreign_folder },
+    { "-o on a regular file: exit 2, untouched", test_output_regular_file },
+    { "-o on a results folder replaces it", test_output_replaces_own },
+    { "name = ../../victim stays inside results/", test_name_stays_in_results },
+    { "SIGTERM mid-run leaves no temporary folder", test_sigterm_cleans_up },
+    { "SIGINT mid-run leaves no temporary folder", test_sigint_cleans_up },
     CU_TEST_INFO_NULL,
 };
 
