@@ -1051,7 +1051,8 @@ int cmd_pcap_stats(int argc, char **argv)
     g_option_context_set_description(
         oc, "Writes rates.csv, counters.csv, pfc.csv, transfers.csv, flows.csv and summary.json\n"
             "(docs/results-format.md). Each FILE is one capture point; its basename is the node.\n"
-            "Exit status 2 on a bad argument or an unreadable, foreign or corrupt capture.");
+            "Exit status 2 on a bad argument or an unreadable, foreign or corrupt capture,\n"
+            "1 when writing the results folder fails (disk full).");
     char **args = g_new0(char *, (gsize)argc + 1);
     for (int i = 0; i < argc; i++)
         args[i] = g_strdup(argv[i]);
@@ -1148,11 +1149,13 @@ int cmd_pcap_stats(int argc, char **argv)
     tmp = g_strdup_printf("%s.tmp-XXXXXX", out);
     if (!g_mkdtemp(tmp)) {
         int e = errno;
+        status = e == ENOSPC || e == EDQUOT ? 1 : 2; /* a full disk, or a bad -o */
         g_printerr("rocesim pcap-stats: cannot create %s: %s\n", tmp, g_strerror(e));
         g_free(tmp);
         tmp = NULL;
         goto done;
     }
+    status = 1; /* the input was good: what fails from here on is writing (README: exit 1) */
     files_arg = g_strjoinv(" ", files);
     double wall = (double)(g_get_monotonic_time() - wall0) / 1e6;
     if (!write_outputs(&s, tmp, files_arg, interval_arg, rate_arg, wall, &err) ||

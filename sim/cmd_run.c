@@ -8,6 +8,7 @@
 #include "models/net.h"
 #include "models/workload.h"
 #include "analysis/pcap.h"
+#include "analysis/plot.h"
 #include "analysis/report.h"
 #include "sim/commands.h"
 #include "sim/interrupt.h"
@@ -890,8 +891,16 @@ int run_scenario(const struct run_options *o)
         GError *perr = NULL;
         gboolean drawn = (o->no_plots || !sc->plots) ? report_write(out, &perr) : report_results(out, &warn, &perr);
         if (!drawn) {
-            fprintf(stderr, "rocesim: warning: report not written: %s\n", perr->message);
+            /* a failed write (disk full) fails the run even with --quiet; the figures it cut
+             * short are removed, the data files are complete */
+            gboolean io = perr->domain == G_FILE_ERROR || (perr->domain == PLOT_ERROR && perr->code == PLOT_ERROR_IO);
+            fprintf(stderr, "rocesim: %sreport not written: %s\n", io ? "" : "warning: ", perr->message);
             g_error_free(perr);
+            if (io) {
+                g_free(warn);
+                rc = 1;
+                goto done;
+            }
         }
         if (warn && !o->quiet)
             fprintf(stderr, "rocesim: warning: %s\n", warn);

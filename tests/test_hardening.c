@@ -267,7 +267,7 @@ static void interrupt_run(int sig)
     char *out = g_build_filename(tmp, "res", NULL);
     const char *argv[] = { test_rocesim_bin(), "run", sc, "-o", out, "-q", "--no-plots", NULL };
     GPid pid;
-    CU_ASSERT_FATAL(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid, NULL));
+    CU_ASSERT_FATAL(g_spawn_async(NULL, (char **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL, &pid, NULL));
     /* kill once the temporary folder exists (the run is under way), at most 20 s */
     char *tmpdir_seen = NULL;
     for (int i = 0; i < 2000 && !tmpdir_seen; i++) {
@@ -301,6 +301,145 @@ static void interrupt_run(int sig)
 static void test_sigterm_cleans_up(void) { interrupt_run(SIGTERM); }
 static void test_sigint_cleans_up(void) { interrupt_run(SIGINT); }
 
+/* ---- full disks: exit 1, no partial file ---- */
+
+/* A tmpfs of SIZE_K KiB mounted on a fresh folder (root only); NULL, with a note, when
+ * mounting is not possible here. test_umount() removes it. */
+static char *small_disk(unsigned size_k)
+{
+    char *dir = test_tmpdir();
+    char *cmd = g_strdup_printf("mount -t tmpfs -o size=%uk tmpfs '%s' 2>/dev/null", size_k, dir);
+    int rc = test_run(cmd, NULL);
+    g_free(cmd);
+    if (rc != 0) {
+        printf("\n    (cannot mount a tmpfs: full-disk check skipped) ");
+        g_rmdir(dir);
+        g_free(dir);
+        return NULL;
+    }
+    return dir;
+}
+
+static void test_umount(char *dir)
+{
+    char *cmd = g_strdup_printf("umount '%s'", dir);
+    CU_ASSERT_EQUAL(test_run(cmd, NULL), 0);
+    g_free(cmd);
+    g_rmdir(dir);
+    g_free(dir);
+}
+
+/* Leaves FREE_K KiB free on DISK (a filler file takes the rest). */
+static void leave_free(const char *disk, unsigned total_k, unsigned free_k)
+{
+    char *cmd = g_strdup_printf("dd if=/dev/zero of='%s/filler' bs=4k count=%u 2>/dev/null", disk,
+                                (total_k - free_k) / 4);
+    CU_ASSERT_EQUAL(test_run(cmd, NULL), 0);
+    g_free(cmd);
+}
+
+/* Every PNG ends with its IEND chunk and every SVG with </svg>; no empty file anywhere. */
+static int partial_files(const char *dir)
+{
+    int bad = 0;
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *e;
+    while (d && (e = g_dir_read_name(d))) {
+        char *p = g_build_filename(dir, e, NULL);
+        gchar *t = NULL;
+        gsize n = 0;
+        if (g_file_test(p, G_FILE_TEST_IS_DIR)) {
+            bad += partial_files(p);
+        } else if (g_file_get_contents(p, &t, &n, NULL)) {
+            gboolean cut = n == 0;
+            if (g_str_has_suffix(e, ".png"))
+                cut |= n < 12 || memcmp(t + n - 8, "IEND\xae\x42\x60\x82", 8) != 0;
+            if (g_str_has_suffix(e, ".svg"))
+                cut |= !strstr(t, "</svg>");
+            if (cut)
+                fprintf(stderr, "\n  partial file %s (%zu bytes)\n", p, (size_t)n);
+            bad += cut;
+        }
+        g_free(t);
+        g_free(p);
+    }
+    if (d)
+        g_dir_close(d);
+    return bad;
+}
+
+/* No room for the data files: exit 1, neither the folder nor its temporary sibling left. */
+static void test_full_disk_data(void)
+{
+    char *disk = small_disk(32);
+    if (!disk)
+        return;
+    char *out = g_build_filename(disk, "res", NULL), *err = NULL;
+    CU_ASSERT_EQUAL(run_minimal(out, &err), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "disk full"));
+    char *left = others_in(disk, (const char *const[]){ NULL });
+    CU_ASSERT_STRING_EQUAL(left, "");
+    g_free(left);
+    g_free(err);
+    g_free(out);
+    test_umount(disk);
+}
+
+/* Room for the data but not for the figures (gnuplot exits 0 with a cut PNG and an empty
+ * SVG): exit 1 even with --quiet, and no partial figure. */
+static void test_full_disk_plots(void)
+{
+    char *disk = small_disk(1024);
+    if (!disk)
+        return;
+    leave_free(disk, 1024, 112); /* the minimal run's data files take 68 KiB */
+    char *out = g_build_filename(disk, "res", NULL), *err = NULL;
+    char *sc = test_data_path("minimal.ini");
+    const char *args[] = { "run", sc, "-o", out, "-q", NULL };
+    CU_ASSERT_EQUAL(test_rocesim(args, NULL, NULL, &err), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "disk full"));
+    CU_ASSERT_EQUAL(partial_files(disk), 0);
+    /* `rocesim plot` on the same full disk: exit 1 too */
+    const char *plot[] = { "plot", out, NULL };
+    CU_ASSERT_EQUAL(test_rocesim(plot, NULL, NULL, NULL), 1);
+    CU_ASSERT_EQUAL(partial_files(disk), 0);
+    g_free(sc);
+    g_free(err);
+    g_free(out);
+    test_umount(disk);
+}
+
+/* pcap-stats on a full disk: exit 1 as the README says (it was 2), nothing left behind. */
+static void test_full_disk_pcap_stats(void)
+{
+    char *tmp = test_tmpdir();
+    char *sc = put_file(tmp, "cap.ini", "[output]\npcap = host1\n" WORKLOAD);
+    char *res = g_build_filename(tmp, "res", NULL);
+    const char *args[] = { "run", sc, "-o", res, "-q", "--no-plots", NULL };
+    CU_ASSERT_EQUAL_FATAL(test_rocesim(args, NULL, NULL, NULL), 0);
+    char *cap = g_build_filename(res, "host1-0.pcap", NULL);
+    CU_ASSERT_TRUE_FATAL(g_file_test(cap, G_FILE_TEST_IS_REGULAR));
+    char *disk = small_disk(16);
+    if (disk) {
+        leave_free(disk, 16, 0);
+        char *out = g_build_filename(disk, "stats", NULL);
+        const char *st[] = { "pcap-stats", cap, "-o", out, NULL };
+        char *err = NULL;
+        CU_ASSERT_EQUAL(test_rocesim(st, NULL, NULL, &err), 1);
+        char *left = others_in(disk, (const char *const[]){ "filler", NULL });
+        CU_ASSERT_STRING_EQUAL(left, "");
+        g_free(left);
+        g_free(err);
+        g_free(out);
+        test_umount(disk);
+    }
+    g_free(cap);
+    g_free(res);
+    g_free(sc);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
 static CU_TestInfo tests[] = {
     { "edge list: repeated blanks between fields", test_edges_repeated_blanks },
     { "edge list: hosts and no switch refused", test_edges_no_switch },
@@ -311,6 +450,9 @@ static CU_TestInfo tests[] = {
     { "name = ../../victim stays inside results/", test_name_stays_in_results },
     { "SIGTERM mid-run leaves no temporary folder", test_sigterm_cleans_up },
     { "SIGINT mid-run leaves no temporary folder", test_sigint_cleans_up },
+    { "full disk while writing data: exit 1, nothing left", test_full_disk_data },
+    { "full disk while plotting: exit 1, no partial figure", test_full_disk_plots },
+    { "pcap-stats on a full disk: exit 1", test_full_disk_pcap_stats },
     CU_TEST_INFO_NULL,
 };
 
