@@ -772,7 +772,9 @@ int cmd_plot(int argc, char **argv)
     }
     const char *dir = args[1];
     if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
-        g_printerr("rocesim plot: %s: no such results folder\n", dir);
+        g_printerr("rocesim plot: %s: %s\n", dir,
+                   g_file_test(dir, G_FILE_TEST_EXISTS) ? "not a folder: expected a results folder"
+                                                        : "no such results folder");
         rc = 2;
         goto out;
     }

@@ -46,6 +46,10 @@ struct sched_coll {
     uint32_t first, count;
 };
 
+/* The largest transfer: 16 TiB keeps byte, packet and wire-time arithmetic far from
+ * overflow (2^44 B x 8 x 10^12 ps at 1 Gb/s is still exact in 128 bits and ~4.5 years). */
+#define SCHEDULE_MAX_TRANSFER_BYTES (1ull << 44)
+
 struct schedule {
     GArray *transfers;      /* struct transfer */
     GArray *deps;           /* uint32_t transfer ids */

@@ -391,6 +391,28 @@ static void apply_static_routes(struct topology *t, GArray *routes)
     t->route_ports = (uint16_t *)g_array_free(rp, FALSE);
 }
 
+/* Every host must reach every other: the switch distances (computed for the routes) say
+ * whether each host's switch is connected to the first host's. Otherwise the run would only
+ * time out; this names a pair and how many hosts are cut off. */
+static gboolean check_connected(const struct topology *t, const struct scenario *s, GError **err)
+{
+    uint32_t H = t->nhosts, S = t->nswitches, cut = 0, first = 0;
+    if (H < 2 || S == 0)
+        return TRUE;
+    uint32_t a = t->attach[0] - H;
+    for (uint32_t h = 1; h < H; h++)
+        if (t->sw_dist[(size_t)a * S + (t->attach[h] - H)] == UINT32_MAX && !cut++)
+            first = h;
+    if (!cut)
+        return TRUE;
+    g_set_error(err, SCENARIO_ERROR, 1,
+                "%s: [topology] file = '%s': hosts %s and %s cannot reach each other (no path between switches "
+                "%s and %s); %u of %u hosts are cut off from %s",
+                s->path, s->edges_file ? s->edges_file : "", t->nodes[0].name, t->nodes[first].name,
+                t->nodes[t->attach[0]].name, t->nodes[t->attach[first]].name, cut, H, t->nodes[0].name);
+    return FALSE;
+}
+
 struct topology *topology_build(const struct scenario *s, GError **err)
 {
     struct topology *t = NULL;
@@ -412,6 +434,12 @@ struct topology *topology_build(const struct scenario *s, GError **err)
                 return NULL;
             }
     compute_routes(t);
+    if (!check_connected(t, s, err)) {
+        if (routes)
+            g_array_free(routes, TRUE);
+        topology_free(t);
+        return NULL;
+    }
     if (routes) {
         apply_static_routes(t, routes);
         g_array_free(routes, TRUE);

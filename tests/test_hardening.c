@@ -7,6 +7,7 @@
 #include <string.h>
 #include "models/topology.h"
 #include "sim/scenario.h"
+#include "sim/units.h"
 #include "tests/testutil.h"
 
 /* ---- helpers ---- */
@@ -440,6 +441,229 @@ static void test_full_disk_pcap_stats(void)
     g_free(tmp);
 }
 
+/* ---- bad values: numbers parsed exactly ---- */
+
+static void assert_size(const char *text, uint64_t want)
+{
+    uint64_t v = 0;
+    char *why = NULL;
+    gboolean ok = units_parse_size(text, &v, &why);
+    if (!ok || v != want)
+        fprintf(stderr, "\n  '%s': ok=%d value %" G_GUINT64_FORMAT " want %" G_GUINT64_FORMAT " (%s)\n", text, ok,
+                v, want, why ? why : "");
+    CU_ASSERT_TRUE(ok && v == want);
+    g_free(why);
+}
+
+/* TEXT refused by PARSE with a message containing WANT. */
+static void assert_refused(gboolean (*parse)(const char *, uint64_t *, char **), const char *text,
+                           const char *want)
+{
+    uint64_t v = 0;
+    char *why = NULL;
+    gboolean ok = parse(text, &v, &why);
+    if (ok || !why || !strstr(why, want))
+        fprintf(stderr, "\n  '%s': ok=%d value %" G_GUINT64_FORMAT ", message '%s' (want '%s')\n", text, ok, v,
+                why ? why : "", want);
+    CU_ASSERT_FALSE(ok);
+    CU_ASSERT_PTR_NOT_NULL(why ? strstr(why, want) : NULL);
+    g_free(why);
+}
+
+static void test_units_exact(void)
+{
+    /* 2^53 + 1 is not a double: a double-based parser gives ...992 */
+    assert_size("9007199254740993B", 9007199254740993ull);
+    assert_size("18446744073709551615B", UINT64_MAX);
+    assert_size("1e3B", 1000);
+    assert_size("1.5e3B", 1500);
+    assert_size("0.000001MB", 1);
+    assert_size("16777217KiB", 16777217ull * 1024); /* 2^24 + 1 KiB */
+    uint64_t ps = 0;
+    char *why = NULL;
+    CU_ASSERT_TRUE(units_parse_time("0.1s", &ps, &why) && ps == 100000000000ull);
+    CU_ASSERT_TRUE(units_parse_time("18446744073709551615ps", &ps, &why) && ps == UINT64_MAX);
+    CU_ASSERT_TRUE(units_parse_time("3.000000000001s", &ps, &why) && ps == 3000000000001ull);
+    g_free(why);
+}
+
+static void test_units_refused(void)
+{
+    assert_refused(units_parse_size, "\v-4KB", "");            /* was 18446744073709547616 B */
+    assert_refused(units_parse_size, "\f4KB", "");
+    assert_refused(units_parse_size, "0x10MB", "decimal");
+    assert_refused(units_parse_size, "0x1p20B", "decimal");
+    assert_refused(units_parse_time, "+1ms", "digits");
+    assert_refused(units_parse_size, "infB", "not a size");
+    assert_refused(units_parse_time, "nanms", "not a time");
+    assert_refused(units_parse_size, "18446744073709551616B", "too large");
+    assert_refused(units_parse_size, "1e20B", "too large");
+    assert_refused(units_parse_size, "1e400B", "too large");
+    assert_refused(units_parse_size, "1.B", "digits");
+    assert_refused(units_parse_size, ".5KB", "digits");
+    assert_refused(units_parse_size, "1e-400KB", "not a whole number");
+    assert_refused(units_parse_size, "1 2KB", "unknown unit");
+    assert_refused(units_parse_rate, "1e", "");
+}
+
+/* ---- bad values: scenario keys ---- */
+
+static struct scenario *load_ok_text(const char *text)
+{
+    char *dir = test_tmpdir(), *msg = NULL;
+    struct scenario *s = load_text(dir, text, &msg);
+    if (!s)
+        fprintf(stderr, "\n  refused: %s\n", msg);
+    CU_ASSERT_PTR_NOT_NULL(s);
+    g_free(msg);
+    test_rmtree(dir);
+    g_free(dir);
+    return s;
+}
+
+static void test_seed_full_range(void)
+{
+    struct scenario *s = load_ok_text("[scenario]\nseed = 18446744073709551615\n" WORKLOAD);
+    if (s)
+        CU_ASSERT_EQUAL(s->seed, UINT64_MAX);
+    scenario_free(s);
+    refused("[scenario]\nseed = 18446744073709551616\n" WORKLOAD,
+            (const char *const[]){ "[scenario] seed", "18446744073709551616", NULL });
+}
+
+static void test_doubles_decimal_only(void)
+{
+    const char *bad[] = { "0x0.2", "inf", "nan", "+0.2", " \v0.2", "1e400", ".2" };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *t = g_strdup_printf("[switch]\necn_pmax = %s\n" WORKLOAD, bad[i]);
+        refused(t, (const char *const[]){ "[switch] ecn_pmax", NULL });
+        g_free(t);
+    }
+    struct scenario *s = load_ok_text("[switch]\necn_pmax = 2.5e-1\n" WORKLOAD);
+    if (s)
+        CU_ASSERT_DOUBLE_EQUAL(s->ecn_pmax, 0.25, 1e-15);
+    scenario_free(s);
+}
+
+static void test_cable_length(void)
+{
+    const char *bad[] = { "infm", "1e308m", "nanm", "-5m", "0x10m", "100001m", "10 km" };
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *t = g_strdup_printf("[switch]\ncable_length = %s\n" WORKLOAD, bad[i]);
+        refused(t, (const char *const[]){ "[switch] cable_length", bad[i], NULL });
+        g_free(t);
+    }
+    struct scenario *s = load_ok_text("[switch]\ncable_length = 2.5m\n" WORKLOAD);
+    if (s)
+        CU_ASSERT_DOUBLE_EQUAL(s->cable_length_m, 2.5, 1e-12);
+    scenario_free(s);
+}
+
+static void test_buffer_parts_fit(void)
+{
+    refused("[switch]\nbuffer = 1MB\nreserve = 2MB\n" WORKLOAD,
+            (const char *const[]){ "[switch] reserve", "2MB", "buffer", NULL });
+    refused("[switch]\nbuffer = 1MB\nheadroom = 1000001B\n" WORKLOAD,
+            (const char *const[]){ "[switch] headroom", "1000001B", NULL });
+    refused("[switch]\nbuffer = 1MB\nxon_offset = 1001KB\n" WORKLOAD,
+            (const char *const[]){ "[switch] xon_offset", "1001KB", NULL });
+    refused("[nic]\nrx_buffer = 0B\n" WORKLOAD, (const char *const[]){ "[nic] rx_buffer", "0B", NULL });
+    refused("[switch]\nbuffer = 4GiB\n" WORKLOAD,
+            (const char *const[]){ "[switch] buffer", "4294967295B", NULL }); /* the real limit */
+}
+
+/* Derived defaults computed without overflow: Kmin = 100 KB x rate / 25 Gb/s (HPCC), so
+ * 200 Tb/s gives 100 KB x 8000 = 800 MB and Kmax 3.2 GB; hpcc_ns3's AI rate is 5 Mb/s x
+ * rate / 25 Gb/s: 10 Tb/s gives 2 Gb/s, HAI 20 Gb/s. */
+static void test_derived_no_overflow(void)
+{
+    struct scenario *s = load_ok_text("[topology]\nhost_rate = 200Tbps\n[switch]\nbuffer = 4000000000B\n" WORKLOAD);
+    if (s) {
+        CU_ASSERT_EQUAL(s->ecn_kmin, 800000000ull);
+        CU_ASSERT_EQUAL(s->ecn_kmax, 3200000000ull);
+    }
+    scenario_free(s);
+    s = load_ok_text("[topology]\nhost_rate = 10Tbps\n[nic]\ncc_preset = hpcc_ns3\n" WORKLOAD);
+    if (s) {
+        CU_ASSERT_EQUAL(s->dcqcn.rpg_ai_rate, 2000000000ull);
+        CU_ASSERT_EQUAL(s->dcqcn.rpg_hai_rate, 20000000000ull);
+    }
+    scenario_free(s);
+}
+
+/* GLib merges a repeated [group] silently; the second one is refused with both lines. */
+static void test_duplicate_sections(void)
+{
+    refused("[switch]\nbuffer = 16MB\n" WORKLOAD "[switch]\necn = off\n",
+            (const char *const[]){ "[switch]", "line 8", "line 1", NULL });
+    refused(WORKLOAD "[workload w]\nprio = 1\n", (const char *const[]){ "[workload w]", "line 6", NULL });
+}
+
+/* Runs `rocesim check` on scenario TEXT (plus extra files); returns the exit status and the
+ * output in *out. */
+static int check_text(const char *text, const char *fname, const char *fcontents, char **out)
+{
+    char *dir = test_tmpdir();
+    char *sc = put_file(dir, "s.ini", text);
+    char *extra = fname ? put_file(dir, fname, fcontents) : NULL;
+    const char *args[] = { "check", sc, NULL };
+    char *so = NULL, *se = NULL;
+    int rc = test_rocesim(args, NULL, &so, &se);
+    *out = g_strconcat(so ? so : "", se ? se : "", NULL);
+    g_free(so);
+    g_free(se);
+    g_free(extra);
+    g_free(sc);
+    test_rmtree(dir);
+    g_free(dir);
+    return rc;
+}
+
+static void test_transfer_size_cap(void)
+{
+    char *out = NULL;
+    CU_ASSERT_EQUAL(check_text("[workload w]\nkind = incast\nsenders = 1\nreceiver = 0\n"
+                               "size = 18446744073709551615B\n", NULL, NULL, &out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "[workload w] size"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "at most 16TiB"));
+    g_free(out);
+}
+
+static void test_start_wrap(void)
+{
+    char *out = NULL;
+    CU_ASSERT_EQUAL(check_text("[workload f]\nkind = flows\nfile = f.csv\nstart = 1ps\n", "f.csv",
+                               "src,dst,bytes,start\n0,1,4KB,18446744073709551615ps\n", &out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "f.csv:2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "213 days"));
+    g_free(out);
+}
+
+/* Two islands: check names a pair that cannot reach each other instead of the run timing out. */
+static void test_disconnected_edges(void)
+{
+    char *out = NULL;
+    CU_ASSERT_EQUAL(check_text("[topology]\nkind = edges\nfile = t.topo\n" WORKLOAD, "t.topo",
+                               "host h0\nhost h1\nswitch s0\nswitch s1\n"
+                               "link h0 s0 100Gbps 1us\nlink h1 s1 100Gbps 1us\n", &out), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "t.topo"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "h0 and h1 cannot reach each other"));
+    g_free(out);
+}
+
+/* A flows file saved with a UTF-8 byte order mark: the invisible bytes made the header
+ * "wrong" while the message quoted what looked like the expected header. */
+static void test_flows_bom(void)
+{
+    char *out = NULL;
+    int rc = check_text("[workload f]\nkind = flows\nfile = f.csv\n", "f.csv",
+                        "\xEF\xBB\xBFsrc,dst,bytes,start\n0,1,4KB,0ps\n", &out);
+    if (rc != 0)
+        fprintf(stderr, "\n  %s\n", out);
+    CU_ASSERT_EQUAL(rc, 0);
+    g_free(out);
+}
+
 static CU_TestInfo tests[] = {
     { "edge list: repeated blanks between fields", test_edges_repeated_blanks },
     { "edge list: hosts and no switch refused", test_edges_no_switch },
@@ -453,6 +677,18 @@ static CU_TestInfo tests[] = {
     { "full disk while writing data: exit 1, nothing left", test_full_disk_data },
     { "full disk while plotting: exit 1, no partial figure", test_full_disk_plots },
     { "pcap-stats on a full disk: exit 1", test_full_disk_pcap_stats },
+    { "units: exact integers, exponents", test_units_exact },
+    { "units: VT, hex, '+', inf/nan, overflow refused", test_units_refused },
+    { "seed takes the whole uint64 range", test_seed_full_range },
+    { "decimal numbers only for real-valued keys", test_doubles_decimal_only },
+    { "cable_length: inf, nan, 1e308m refused", test_cable_length },
+    { "reserve/headroom/xon_offset within the buffer; rx_buffer > 0", test_buffer_parts_fit },
+    { "derived defaults do not overflow", test_derived_no_overflow },
+    { "duplicate [section] headers refused", test_duplicate_sections },
+    { "a transfer above the size cap refused", test_transfer_size_cap },
+    { "workload start + flow start must not wrap", test_start_wrap },
+    { "disconnected edge-list fabric refused by check", test_disconnected_edges },
+    { "flows file with a UTF-8 BOM", test_flows_bom },
     CU_TEST_INFO_NULL,
 };
 
