@@ -23,9 +23,20 @@ TESTS_SAN := $(patsubst tests/%.c,build/tests-san/%,$(TEST_SRCS))
 # Debian packages the project needs; `make deps` installs the missing ones.
 DEB_PKGS := build-essential pkg-config libglib2.0-dev libjson-glib-dev libpcap-dev \
             libibverbs-dev librdmacm-dev libcunit1-dev gnuplot-nox
-DEB_CHECK_PKGS := tshark chromium openmpi-bin libopenmpi-dev iproute2
+DEB_CHECK_PKGS := tshark chromium openmpi-bin libopenmpi-dev iproute2 clang libclang-rt-14-dev
 
-.PHONY: all deps deps-check check test test-san demo bench clean
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c), built with clang against a clang ASan+UBSan
+# build of the library. `make fuzz` fuzzes each for FUZZ_SECONDS into build/fuzz/corpus/;
+# `make fuzz-replay` (part of check) runs every committed corpus and regression input once.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+CFLAGS_FUZZ  := $(CFLAGS_COMMON) -O1 -fno-omit-frame-pointer $(FUZZ_SAN)
+FUZZ_OBJS    := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRCS))
+FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZERS      := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
+
+.PHONY: all deps deps-check check test test-san fuzz fuzz-replay demo bench clean
 all: build/rocesim
 
 deps:
@@ -81,6 +92,43 @@ build/tests-san/%: tests/%.c build/librocesim-san.a tests/testutil.h
 	@echo "  LD san  $@"
 	@$(CC) $(CFLAGS_SAN) $< build/librocesim-san.a $(LDLIBS) $(TEST_LDLIBS) -o $@
 
+build/fuzz/obj/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  CC fuzz $<"
+	@$(FUZZ_CC) $(CFLAGS_FUZZ) -fsanitize=fuzzer-no-link -c $< -o $@
+
+build/librocesim-fuzz.a: $(FUZZ_OBJS)
+	@mkdir -p build
+	@rm -f $@ && ar rcs $@ $^
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h build/librocesim-fuzz.a
+	@mkdir -p build/fuzz
+	@echo "  LD fuzz $@"
+	@$(FUZZ_CC) $(CFLAGS_FUZZ) -fsanitize=fuzzer $< build/librocesim-fuzz.a $(LDLIBS) -o $@
+
+# Each input of tests/fuzz/corpus/NAME (seeds, and regressions named regress-*) once.
+fuzz-replay: $(FUZZERS)
+	@for f in $(FUZZERS); do n=$$(basename $$f); \
+	  files=$$(find tests/fuzz/corpus/$$n -type f 2>/dev/null); \
+	  [ -n "$$files" ] || { echo "FAIL $$n: no corpus in tests/fuzz/corpus/$$n"; exit 1; }; \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $$f -rss_limit_mb=2048 -timeout=20 $$files \
+	    > build/fuzz/$$n.replay.log 2>&1 \
+	    || { tail -40 build/fuzz/$$n.replay.log; echo "FAIL $$n (build/fuzz/$$n.replay.log)"; exit 1; }; \
+	  echo "ok   $$n ($$(echo "$$files" | wc -l) inputs replayed)"; \
+	done
+
+# Fuzzes every harness for FUZZ_SECONDS, starting from the committed corpus; new inputs
+# go to build/fuzz/corpus/NAME, crashes to build/fuzz/NAME-crash-*; prints cov/ft/execs.
+fuzz: $(FUZZERS)
+	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p build/fuzz/corpus/$$n; \
+	  echo "== $$n: $(FUZZ_SECONDS) s"; \
+	  $$f build/fuzz/corpus/$$n tests/fuzz/corpus/$$n -max_total_time=$(FUZZ_SECONDS) \
+	    -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 -artifact_prefix=build/fuzz/$$n- \
+	    > build/fuzz/$$n.log 2>&1; rc=$$?; \
+	  grep -E '^#[0-9]+ +DONE|stat::number_of_executed_units|stat::peak_rss' build/fuzz/$$n.log; \
+	  [ $$rc -eq 0 ] || { tail -40 build/fuzz/$$n.log; echo "FAIL $$n (build/fuzz/$$n.log)"; exit 1; }; \
+	done
+
 # Every suite, release build then sanitizer build; tests/run-suites prints the closing tally.
 test: build/rocesim $(TESTS_REL)
 	@ROCESIM=$(CURDIR)/build/rocesim tests/run-suites build/tests
@@ -93,6 +141,7 @@ check: deps-check
 	@$(MAKE) -s --no-print-directory all
 	@$(MAKE) --no-print-directory test
 	@$(MAKE) --no-print-directory test-san
+	@$(MAKE) --no-print-directory fuzz-replay
 
 demo: deps
 	@$(MAKE) -s --no-print-directory all
