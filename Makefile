@@ -36,7 +36,7 @@ FUZZ_OBJS    := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRCS))
 FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZERS      := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps deps-check check test test-san fuzz fuzz-replay demo bench clean
+.PHONY: all deps deps-check check test test-san fuzz fuzz-replay test-clang-san demo bench clean
 all: build/rocesim
 
 deps:
@@ -117,6 +117,28 @@ fuzz-replay: $(FUZZERS)
 	  echo "ok   $$n ($$(echo "$$files" | wc -l) inputs replayed)"; \
 	done
 
+# The simulator itself under clang's ASan+UBSan, whose UBSan checks more than gcc's (e.g.
+# pointer-overflow: "applying zero offset to null pointer"): every short scenario once.
+CLANG_SAN_SCENARIOS := scenarios/deadlock.ini scenarios/pause-storm.ini scenarios/congestion-spreading.ini \
+  scenarios/pfc-incast.ini scenarios/incast.ini scenarios/quickstart.ini scenarios/permutation.ini \
+  scenarios/tune-ecn.ini scenarios/dcqcn-fluid.ini tests/scenarios/dcqcn_unit.ini tests/scenarios/gdirect.ini \
+  tests/scenarios/determinism.ini tests/scenarios/dwrr.ini tests/scenarios/minimal.ini \
+  tests/scenarios/ecn_incast.ini tests/scenarios/incast16.ini tests/scenarios/rate25.ini \
+  tests/scenarios/single_flow.ini tests/scenarios/coll/rerun-mixed.ini tests/scenarios/coll/rerun-coll.ini \
+  tests/scenarios/coll/algos.ini
+
+build/rocesim-clang: sim/main.c build/librocesim-fuzz.a
+	@echo "  LD fuzz $@"
+	@$(FUZZ_CC) $(CFLAGS_FUZZ) $< build/librocesim-fuzz.a $(LDLIBS) -o $@
+
+test-clang-san: build/rocesim-clang
+	@rm -rf build/clang-runs; mkdir -p build/clang-runs; n=0; \
+	for s in $(CLANG_SAN_SCENARIOS); do n=$$((n+1)); \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 build/rocesim-clang run $$s -o build/clang-runs/$$n -q \
+	    --no-plots > build/clang-runs/$$n.log 2>&1; rc=$$?; \
+	  if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then cat build/clang-runs/$$n.log; echo "FAIL clang ASan+UBSan: $$s (exit $$rc)"; exit 1; fi; \
+	done; rm -rf build/clang-runs; echo "ok   clang ASan+UBSan: $$n scenarios run"
+
 # Fuzzes every harness for FUZZ_SECONDS, starting from the committed corpus; new inputs
 # go to build/fuzz/corpus/NAME, crashes to build/fuzz/NAME-crash-*; prints cov/ft/execs.
 fuzz: $(FUZZERS)
@@ -142,6 +164,7 @@ check: deps-check
 	@$(MAKE) --no-print-directory test
 	@$(MAKE) --no-print-directory test-san
 	@$(MAKE) --no-print-directory fuzz-replay
+	@$(MAKE) --no-print-directory test-clang-san
 
 demo: deps
 	@$(MAKE) -s --no-print-directory all
