@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
+#include "models/memory.h"
 #include "sim/units.h"
 
 struct builder {
@@ -418,13 +419,33 @@ struct topology *topology_build(const struct scenario *s, GError **err)
     struct topology *t = NULL;
     GArray *routes = NULL;
     char *path = NULL;
+    char *why = NULL;
     if (s->topo == TOPO_LEAF_SPINE) {
+        /* estimated from the keys, before anything is allocated */
+        uint64_t L = s->leaves, SP = s->leaves > 1 ? s->spines : 0, H = L * s->hosts_per_leaf;
+        if (!memory_fits(memory_topology_bytes(H, L + SP, H + L * SP, L * L * SP + 2 * L * SP), &why)) {
+            g_set_error(err, SCENARIO_ERROR, 1,
+                        "%s: [topology] leaves = %u, spines = %u, hosts_per_leaf = %u: the fabric and its routing "
+                        "tables need %s; lower leaves, spines or hosts_per_leaf", s->path, s->leaves, s->spines,
+                        s->hosts_per_leaf, why);
+            g_free(why);
+            return NULL;
+        }
         t = build_leaf_spine(s);
     } else {
         t = build_edges(s, &routes, &path, err);
         g_free(path);
         if (!t)
             return NULL;
+        uint64_t S = t->nnodes - t->nhosts;
+        if (!memory_fits(memory_topology_bytes(t->nhosts, S, t->nports / 2, S * S), &why)) {
+            g_set_error(err, SCENARIO_ERROR, 1, "%s: [topology] file = '%s': %u hosts and %" G_GUINT64_FORMAT
+                        " switches: the routing tables need %s", s->path, s->edges_file, t->nhosts, S, why);
+            g_free(why);
+            g_array_free(routes, TRUE);
+            topology_free(t);
+            return NULL;
+        }
     }
     if (t->nports > 0)
         for (uint32_t n = 0; n < t->nnodes; n++)

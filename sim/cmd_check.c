@@ -30,22 +30,26 @@ static void print_expanded(GKeyFile *kf)
 
 int cmd_check(int argc, char **argv)
 {
-    char **sets = NULL;
+    char **sets = NULL, *max_memory = NULL;
     GOptionEntry entries[] = {
         { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario key (repeatable)", "SECTION.KEY=VALUE" },
+        { "max-memory", 0, 0, G_OPTION_ARG_STRING, &max_memory,
+          "Refuse a scenario estimated to need more memory (default: this machine's)", "SIZE" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     GOptionContext *ctx = g_option_context_new("SCENARIO");
     g_option_context_set_summary(ctx, "Validate a scenario and print it with every default and derived value.");
     g_option_context_add_main_entries(ctx, entries, NULL);
     GError *err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err) || argc != 2) {
+    if (!g_option_context_parse(ctx, &argc, &argv, &err) || argc != 2 || !run_set_max_memory(max_memory, &err)) {
         fprintf(stderr, "rocesim check: %s\n", err ? err->message : "expected exactly one scenario file");
         g_clear_error(&err);
         g_option_context_free(ctx);
         g_strfreev(sets);
+        g_free(max_memory);
         return 2;
     }
+    g_free(max_memory);
     g_option_context_free(ctx);
     struct scenario *sc = scenario_load(argv[1], (const char *const *)sets, &err);
     g_strfreev(sets);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "models/memory.h"
 #include "models/net.h"
 #include "models/workload.h"
 #include "analysis/pcap.h"
@@ -951,6 +952,8 @@ static gboolean parse_common(int *argc, char ***argv, const char *usage, const c
         { "seed", 0, 0, G_OPTION_ARG_STRING, &o->seed, "Random seed (same as --set scenario.seed=N)", "N" },
         { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "Print nothing but errors", NULL },
         { "no-plots", 0, 0, G_OPTION_ARG_NONE, &o->no_plots, "Do not draw plots", NULL },
+        { "max-memory", 0, 0, G_OPTION_ARG_STRING, &o->max_memory,
+          "Refuse a scenario estimated to need more memory (default: this machine's)", "SIZE" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     GOptionContext *ctx = g_option_context_new(usage);
@@ -967,6 +970,8 @@ static gboolean parse_common(int *argc, char ***argv, const char *usage, const c
         return FALSE;
     }
     o->scenario = (*argv)[1];
+    if (!run_set_max_memory(o->max_memory, err))
+        return FALSE;
     if (o->seed) {
         char *end;
         g_ascii_strtoull(o->seed, &end, 10);
@@ -987,8 +992,23 @@ static gboolean parse_common(int *argc, char ***argv, const char *usage, const c
     return TRUE;
 }
 
+gboolean run_set_max_memory(const char *text, GError **err)
+{
+    uint64_t b = 0;
+    char *why = NULL;
+    if (text && (!units_parse_size(text, &b, &why) || b == 0)) {
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--max-memory '%s': %s", text,
+                    why ? why : "expected a positive size such as 8GiB");
+        g_free(why);
+        return FALSE;
+    }
+    memory_set_limit(b);
+    return TRUE;
+}
+
 void run_options_clear(struct run_options *o)
 {
+    g_free(o->max_memory);
     g_free(o->out_dir);
     g_strfreev(o->sets);
     g_free(o->seed);

@@ -664,6 +664,57 @@ static void test_flows_bom(void)
     g_free(out);
 }
 
+/* ---- memory and time blow-ups ---- */
+
+static void test_memory_estimate(void)
+{
+    char *out = NULL;
+    /* 4096 x 4096 x 4096: within every key's limit, but the route tables alone are
+     * leaves^2 x spines next hops: 2^36 x 2 B = 128 GiB */
+    gint64 t0 = g_get_monotonic_time();
+    CU_ASSERT_EQUAL(check_text("[topology]\nleaves = 4096\nspines = 4096\nhosts_per_leaf = 4096\n" WORKLOAD,
+                               NULL, NULL, &out), 2);
+    CU_ASSERT(g_get_monotonic_time() - t0 < 5 * G_USEC_PER_SEC); /* was 70 s, then a GLib abort */
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "leaves = 4096, spines = 4096, hosts_per_leaf = 4096"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "more than the memory limit"));
+    g_free(out);
+    /* 64 GB ring AllReduce over 1024 ranks: about 5e8 transfers */
+    CU_ASSERT_EQUAL(check_text("[topology]\nleaves = 32\nhosts_per_leaf = 32\nspines = 8\n[workload ar]\n"
+                               "kind = allreduce\nranks = 0-1023\nsize = 64GB\nalgorithm = ring\n", NULL, NULL, &out),
+                    2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "[workload ar]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "raise chunk"));
+    g_free(out);
+    /* --max-memory: a 64 x 64 x 64 fabric (4096 hosts) does not fit in 1MB */
+    char *dir = test_tmpdir();
+    char *sc = put_file(dir, "s.ini", "[topology]\nleaves = 64\nspines = 64\nhosts_per_leaf = 64\n" WORKLOAD);
+    const char *args[] = { "check", sc, "--max-memory", "1MB", NULL };
+    char *se = NULL;
+    CU_ASSERT_EQUAL(test_rocesim(args, NULL, NULL, &se), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(se, "(--max-memory)"));
+    g_free(se);
+    const char *bad[] = { "check", sc, "--max-memory", "0x10MB", NULL };
+    CU_ASSERT_EQUAL(test_rocesim(bad, NULL, NULL, NULL), 2);
+    g_free(sc);
+    test_rmtree(dir);
+    g_free(dir);
+}
+
+/* 262143 senders: the duplicate scan compared each host with every earlier one (12.9 s). */
+static void test_hostlist_linear(void)
+{
+    struct hostlist h;
+    char *why = NULL;
+    gint64 t0 = g_get_monotonic_time();
+    CU_ASSERT_TRUE(hostlist_parse("0-262142", 262143, &h, &why));
+    CU_ASSERT_EQUAL(h.n, 262143);
+    CU_ASSERT(g_get_monotonic_time() - t0 < G_USEC_PER_SEC);
+    hostlist_clear(&h);
+    CU_ASSERT_FALSE(hostlist_parse("0-9,5", 16, &h, &why));
+    CU_ASSERT_PTR_NOT_NULL(why ? strstr(why, "host 5 is listed twice") : NULL);
+    g_free(why);
+}
+
 static CU_TestInfo tests[] = {
     { "edge list: repeated blanks between fields", test_edges_repeated_blanks },
     { "edge list: hosts and no switch refused", test_edges_no_switch },
@@ -689,6 +740,8 @@ static CU_TestInfo tests[] = {
     { "workload start + flow start must not wrap", test_start_wrap },
     { "disconnected edge-list fabric refused by check", test_disconnected_edges },
     { "flows file with a UTF-8 BOM", test_flows_bom },
+    { "memory estimate refuses oversized fabrics and collectives", test_memory_estimate },
+    { "host-list duplicate scan is linear", test_hostlist_linear },
     CU_TEST_INFO_NULL,
 };
 

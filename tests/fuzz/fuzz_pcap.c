@@ -19,8 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc;
     uint64_t n = 0;
     while ((rc = pcap_reader_next(r, &rec, &err)) == 1 && n++ < 100000) {
-        if (rec.cap_len > pcap_reader_snaplen(r) && pcap_reader_snaplen(r))
-            abort(); /* the reader refuses records longer than the snap length */
+        if (rec.cap_len > PCAP_MAX_SNAPLEN || rec.cap_len > rec.orig_len)
+            abort(); /* the reader refuses impossible lengths */
         struct frame_info info;
         frame_parse(pcap_reader_linktype(r), rec.data, rec.cap_len, rec.orig_len, &info);
     }
