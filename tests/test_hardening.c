@@ -715,6 +715,115 @@ static void test_hostlist_linear(void)
     g_free(why);
 }
 
+/* `check` on 65536 hosts: the longest path came from all host pairs (15 s). host0 is on
+ * leaf0 and host256 is the first host of leaf1: host-leaf-spine-leaf-host, 4 links. */
+static void test_check_longest_path_fast(void)
+{
+    char *out = NULL;
+    gint64 t0 = g_get_monotonic_time();
+    CU_ASSERT_EQUAL(check_text("[topology]\nleaves = 256\nhosts_per_leaf = 256\nspines = 16\n" WORKLOAD, NULL,
+                               NULL, &out), 0);
+    CU_ASSERT(g_get_monotonic_time() - t0 < 5 * G_USEC_PER_SEC);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "longest_path = 4 links (host0 -> host256)"));
+    g_free(out);
+    /* one switch: the longest path is between its first two hosts, 2 links */
+    CU_ASSERT_EQUAL(check_text("[topology]\nleaves = 1\nhosts_per_leaf = 4\n" WORKLOAD, NULL, NULL, &out), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "longest_path = 2 links (host0 -> host1)"));
+    g_free(out);
+}
+
+/* A pcap (nanosecond, Ethernet) of one frame repeated at the given times. */
+static void write_pcap(const char *path, const guint8 *frame, guint32 len, guint32 orig, const guint64 *t_ns,
+                       guint n)
+{
+    GByteArray *b = g_byte_array_new();
+    const guint32 hdr[6] = { 0xa1b23c4d, 2 | (4u << 16), 0, 0, 65535, 1 };
+    g_byte_array_append(b, (const guint8 *)hdr, sizeof hdr);
+    for (guint i = 0; i < n; i++) {
+        guint32 rec[4] = { (guint32)(t_ns[i] / 1000000000u), (guint32)(t_ns[i] % 1000000000u), len, orig };
+        g_byte_array_append(b, (const guint8 *)rec, sizeof rec);
+        g_byte_array_append(b, frame, len);
+    }
+    CU_ASSERT_TRUE(g_file_set_contents(path, (const char *)b->data, (gssize)b->len, NULL));
+    g_byte_array_free(b, TRUE);
+}
+
+/* The largest record of a capture written by the simulator (snap length 96): a RoCEv2 data
+ * frame, and its length on the wire. */
+static guint8 *roce_frame(guint32 *len, guint32 *orig)
+{
+    char *p = g_build_filename("tests", "fuzz", "corpus", "fuzz_pcap", "leaf0.pcap", NULL);
+    gchar *d = NULL;
+    gsize n = 0;
+    guint8 *best = NULL;
+    *len = 0;
+    if (g_file_get_contents(p, &d, &n, NULL))
+        for (gsize off = 24; off + 16 <= n;) {
+            guint32 cap, wire;
+            memcpy(&cap, d + off + 8, 4);
+            memcpy(&wire, d + off + 12, 4);
+            if (off + 16 + cap > n)
+                break;
+            if (cap > *len) {
+                g_free(best);
+                best = g_memdup2(d + off + 16, cap);
+                *len = cap;
+                *orig = wire;
+            }
+            off += 16 + cap;
+        }
+    g_free(d);
+    g_free(p);
+    return best;
+}
+
+/* pcap-stats on 240000 records in descending time order after the first: binning inserted
+ * each at the front (21 s). And records before the time origin are counted at 0 with a
+ * warning (there was none). */
+static void test_pcap_out_of_order(void)
+{
+    guint32 len = 0, orig = 0;
+    guint8 *frame = roce_frame(&len, &orig);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(frame);
+    char *tmp = test_tmpdir();
+    enum { N = 240000 };
+    guint64 *t = g_new(guint64, N);
+    t[0] = 0;
+    for (guint i = 1; i < N; i++)
+        t[i] = (guint64)(N - i) * 10000; /* one 10 us bin each, descending */
+    char *cap = g_build_filename(tmp, "rev.pcap", NULL), *out = g_build_filename(tmp, "st", NULL);
+    write_pcap(cap, frame, len, orig, t, N);
+    const char *args[] = { "pcap-stats", cap, "-o", out, NULL };
+    gint64 t0 = g_get_monotonic_time();
+    CU_ASSERT_EQUAL(test_rocesim(args, NULL, NULL, NULL), 0);
+    CU_ASSERT(g_get_monotonic_time() - t0 < 10 * G_USEC_PER_SEC);
+    char *rates = g_build_filename(out, "rates.csv", NULL), *text = NULL;
+    CU_ASSERT_TRUE(g_file_get_contents(rates, &text, NULL, NULL));
+    guint rows = 0;
+    for (char *c = text; c && *c; c++)
+        rows += *c == '\n';
+    CU_ASSERT_EQUAL(rows, 1 + N); /* header, then one row per bin: consecutive, no zero rows */
+    g_free(text);
+    g_free(rates);
+    /* 100 ns, then 50 ns: the second is before the origin */
+    guint64 two[2] = { 100, 50 };
+    char *cap2 = g_build_filename(tmp, "two.pcap", NULL), *out2 = g_build_filename(tmp, "st2", NULL);
+    write_pcap(cap2, frame, len, orig, two, 2);
+    const char *args2[] = { "pcap-stats", cap2, "-o", out2, NULL };
+    char *se = NULL;
+    CU_ASSERT_EQUAL(test_rocesim(args2, NULL, NULL, &se), 0);
+    CU_ASSERT_PTR_NOT_NULL(se ? strstr(se, "1 records are timestamped before the time origin") : NULL);
+    g_free(se);
+    g_free(cap2);
+    g_free(out2);
+    g_free(cap);
+    g_free(out);
+    g_free(t);
+    g_free(frame);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
 static CU_TestInfo tests[] = {
     { "edge list: repeated blanks between fields", test_edges_repeated_blanks },
     { "edge list: hosts and no switch refused", test_edges_no_switch },
@@ -742,6 +851,8 @@ static CU_TestInfo tests[] = {
     { "flows file with a UTF-8 BOM", test_flows_bom },
     { "memory estimate refuses oversized fabrics and collectives", test_memory_estimate },
     { "host-list duplicate scan is linear", test_hostlist_linear },
+    { "check: longest path without all host pairs", test_check_longest_path_fast },
+    { "pcap-stats: out-of-order timestamps, linear and warned", test_pcap_out_of_order },
     CU_TEST_INFO_NULL,
 };
 
