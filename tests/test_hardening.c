@@ -824,6 +824,31 @@ static void test_pcap_out_of_order(void)
     g_free(tmp);
 }
 
+/* A sweep killed with SIGKILL after a point's run finished left that point's empty log,
+ * and resuming (which reuses the point) kept it. */
+static void test_sweep_resume_empty_log(void)
+{
+    char *tmp = test_tmpdir();
+    char *ini = put_file(tmp, "s.ini", WORKLOAD);
+    char *dir = g_build_filename(tmp, "sw", NULL);
+    char *bin = g_canonicalize_filename(test_rocesim_bin(), NULL);
+    char *cmd = g_strdup_printf("'%s' sweep '%s' --vary switch.ecn_kmin=20KB,40KB -j 1 -o '%s' --no-plots", bin,
+                                ini, dir);
+    CU_ASSERT_EQUAL(test_run(cmd, NULL), 0);
+    char *log = g_build_filename(dir, "points", "ecn_kmin=20KB.log", NULL);
+    CU_ASSERT_FALSE(g_file_test(log, G_FILE_TEST_EXISTS));
+    CU_ASSERT_TRUE(g_file_set_contents(log, "", 0, NULL)); /* what the killed sweep left */
+    CU_ASSERT_EQUAL(test_run(cmd, NULL), 0);
+    CU_ASSERT_FALSE(g_file_test(log, G_FILE_TEST_EXISTS));
+    g_free(log);
+    g_free(cmd);
+    g_free(bin);
+    g_free(dir);
+    g_free(ini);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
 static CU_TestInfo tests[] = {
     { "edge list: repeated blanks between fields", test_edges_repeated_blanks },
     { "edge list: hosts and no switch refused", test_edges_no_switch },
@@ -853,6 +878,7 @@ static CU_TestInfo tests[] = {
     { "host-list duplicate scan is linear", test_hostlist_linear },
     { "check: longest path without all host pairs", test_check_longest_path_fast },
     { "pcap-stats: out-of-order timestamps, linear and warned", test_pcap_out_of_order },
+    { "sweep resume removes a killed sweep's empty point log", test_sweep_resume_empty_log },
     CU_TEST_INFO_NULL,
 };
 
