@@ -23,9 +23,20 @@ TESTS_SAN := $(patsubst tests/%.c,build/tests-san/%,$(TEST_SRCS))
 # Debian packages the project needs; `make deps` installs the missing ones.
 DEB_PKGS := build-essential pkg-config libglib2.0-dev libjson-glib-dev libpcap-dev \
             libibverbs-dev librdmacm-dev libcunit1-dev gnuplot-nox
-DEB_CHECK_PKGS := tshark chromium openmpi-bin libopenmpi-dev iproute2
+DEB_CHECK_PKGS := tshark chromium openmpi-bin libopenmpi-dev iproute2 clang libclang-rt-14-dev
 
-.PHONY: all deps deps-check check test test-san validate validate-fast demo bench clean
+# libFuzzer harnesses (tests/fuzz/fuzz_*.c), built with clang against a clang ASan+UBSan
+# build of the library. `make fuzz` fuzzes each for FUZZ_SECONDS into build/fuzz/corpus/;
+# `make fuzz-replay` (part of check) runs every committed corpus and regression input once.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+CFLAGS_FUZZ  := $(CFLAGS_COMMON) -O1 -fno-omit-frame-pointer $(FUZZ_SAN)
+FUZZ_OBJS    := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRCS))
+FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZERS      := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
+
+.PHONY: all deps deps-check check test test-san validate validate-fast fuzz fuzz-replay test-clang-san demo bench clean
 all: build/rocesim
 
 deps:
@@ -96,6 +107,65 @@ validate-fast: build/rocesim build/validate build/tests/test_dcqcn_reference
 	@rm -rf build/validation-fast
 	@ROCESIM=$(CURDIR)/build/rocesim build/validate --fast build/validation-fast
 
+build/fuzz/obj/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  CC fuzz $<"
+	@$(FUZZ_CC) $(CFLAGS_FUZZ) -fsanitize=fuzzer-no-link -c $< -o $@
+
+build/librocesim-fuzz.a: $(FUZZ_OBJS)
+	@mkdir -p build
+	@rm -f $@ && ar rcs $@ $^
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h build/librocesim-fuzz.a
+	@mkdir -p build/fuzz
+	@echo "  LD fuzz $@"
+	@$(FUZZ_CC) $(CFLAGS_FUZZ) -fsanitize=fuzzer $< build/librocesim-fuzz.a $(LDLIBS) -o $@
+
+# Each input of tests/fuzz/corpus/NAME (seeds, and regressions named regress-*) once.
+fuzz-replay: $(FUZZERS)
+	@for f in $(FUZZERS); do n=$$(basename $$f); \
+	  files=$$(find tests/fuzz/corpus/$$n -type f 2>/dev/null); \
+	  [ -n "$$files" ] || { echo "FAIL $$n: no corpus in tests/fuzz/corpus/$$n"; exit 1; }; \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $$f -rss_limit_mb=2048 -timeout=20 $$files \
+	    > build/fuzz/$$n.replay.log 2>&1 \
+	    || { tail -40 build/fuzz/$$n.replay.log; echo "FAIL $$n (build/fuzz/$$n.replay.log)"; exit 1; }; \
+	  echo "ok   $$n ($$(echo "$$files" | wc -l) inputs replayed)"; \
+	done
+
+# The simulator itself under clang's ASan+UBSan, whose UBSan checks more than gcc's (e.g.
+# pointer-overflow: "applying zero offset to null pointer"): every short scenario once.
+CLANG_SAN_SCENARIOS := scenarios/deadlock.ini scenarios/pause-storm.ini scenarios/congestion-spreading.ini \
+  scenarios/pfc-incast.ini scenarios/incast.ini scenarios/quickstart.ini scenarios/permutation.ini \
+  scenarios/tune-ecn.ini scenarios/dcqcn-fluid.ini tests/scenarios/dcqcn_unit.ini tests/scenarios/gdirect.ini \
+  tests/scenarios/determinism.ini tests/scenarios/dwrr.ini tests/scenarios/minimal.ini \
+  tests/scenarios/ecn_incast.ini tests/scenarios/incast16.ini tests/scenarios/rate25.ini \
+  tests/scenarios/single_flow.ini tests/scenarios/coll/rerun-mixed.ini tests/scenarios/coll/rerun-coll.ini \
+  tests/scenarios/coll/algos.ini
+
+build/rocesim-clang: sim/main.c build/librocesim-fuzz.a
+	@echo "  LD fuzz $@"
+	@$(FUZZ_CC) $(CFLAGS_FUZZ) $< build/librocesim-fuzz.a $(LDLIBS) -o $@
+
+test-clang-san: build/rocesim-clang
+	@rm -rf build/clang-runs; mkdir -p build/clang-runs; n=0; \
+	for s in $(CLANG_SAN_SCENARIOS); do n=$$((n+1)); \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 build/rocesim-clang run $$s -o build/clang-runs/$$n -q \
+	    --no-plots > build/clang-runs/$$n.log 2>&1; rc=$$?; \
+	  if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then cat build/clang-runs/$$n.log; echo "FAIL clang ASan+UBSan: $$s (exit $$rc)"; exit 1; fi; \
+	done; rm -rf build/clang-runs; echo "ok   clang ASan+UBSan: $$n scenarios run"
+
+# Fuzzes every harness for FUZZ_SECONDS, starting from the committed corpus; new inputs
+# go to build/fuzz/corpus/NAME, crashes to build/fuzz/NAME-crash-*; prints cov/ft/execs.
+fuzz: $(FUZZERS)
+	@for f in $(FUZZERS); do n=$$(basename $$f); mkdir -p build/fuzz/corpus/$$n; \
+	  echo "== $$n: $(FUZZ_SECONDS) s"; \
+	  $$f build/fuzz/corpus/$$n tests/fuzz/corpus/$$n -max_total_time=$(FUZZ_SECONDS) \
+	    -rss_limit_mb=2048 -timeout=20 -print_final_stats=1 -artifact_prefix=build/fuzz/$$n- \
+	    > build/fuzz/$$n.log 2>&1; rc=$$?; \
+	  grep -E 'DONE|stat::number_of_executed_units|stat::peak_rss' build/fuzz/$$n.log; \
+	  [ $$rc -eq 0 ] || { tail -40 build/fuzz/$$n.log; echo "FAIL $$n (build/fuzz/$$n.log)"; exit 1; }; \
+	done
+
 # Every suite, release build then sanitizer build; tests/run-suites prints the closing tally.
 test: build/rocesim $(TESTS_REL)
 	@ROCESIM=$(CURDIR)/build/rocesim tests/run-suites build/tests
@@ -109,6 +179,8 @@ check: deps-check
 	@$(MAKE) --no-print-directory validate-fast
 	@$(MAKE) --no-print-directory test
 	@$(MAKE) --no-print-directory test-san
+	@$(MAKE) --no-print-directory fuzz-replay
+	@$(MAKE) --no-print-directory test-clang-san
 
 demo: deps
 	@$(MAKE) -s --no-print-directory all

@@ -890,7 +890,9 @@ static char *floors_text(const cmp_rules *ru)
 static metrics_summary *load_run(const char *dir)
 {
     if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
-        g_printerr("rocesim compare: %s: no such results folder\n", dir);
+        g_printerr("rocesim compare: %s: %s\n", dir,
+                   g_file_test(dir, G_FILE_TEST_EXISTS) ? "not a folder: expected a results folder"
+                                                        : "no such results folder");
         return NULL;
     }
     GError *e = NULL;

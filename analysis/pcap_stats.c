@@ -146,6 +146,7 @@ struct stats {
     GArray *pfc_rows;
     GPtrArray *warnings;     /* char* */
     uint64_t records, end_ns, pause_frames, paused_ns;
+    uint64_t before_origin;  /* records earlier than t0 (timestamps out of order) */
 };
 
 /* ---- helpers ---- */
@@ -240,17 +241,44 @@ static struct flow *flow_get(struct stats *s, const struct frame_info *fi, uint1
     return f;
 }
 
+/* Appends to the last bin or a new one; a timestamp out of order appends too, and
+ * bins_finish() sorts and merges once (inserting in place was quadratic: 240k reversed
+ * records took 21 s). */
 static void bin_add(GArray *bins, uint64_t idx, uint64_t bytes)
 {
-    guint i = bins->len;
-    while (i > 0 && g_array_index(bins, struct bin, i - 1).idx > idx)
-        i--; /* only timestamps out of order walk back */
-    if (i > 0 && g_array_index(bins, struct bin, i - 1).idx == idx) {
-        g_array_index(bins, struct bin, i - 1).bytes += bytes;
+    guint n = bins->len;
+    if (n > 0 && g_array_index(bins, struct bin, n - 1).idx == idx) {
+        g_array_index(bins, struct bin, n - 1).bytes += bytes;
         return;
     }
     struct bin b = { idx, bytes };
-    g_array_insert_val(bins, i, b);
+    g_array_append_val(bins, b);
+}
+
+static gint bin_cmp(gconstpointer a, gconstpointer b)
+{
+    uint64_t x = ((const struct bin *)a)->idx, y = ((const struct bin *)b)->idx;
+    return (x > y) - (x < y);
+}
+
+/* Bins in ascending order, one per index. */
+static void bins_finish(GArray *bins)
+{
+    gboolean sorted = TRUE;
+    for (guint i = 1; i < bins->len && sorted; i++)
+        sorted = g_array_index(bins, struct bin, i - 1).idx < g_array_index(bins, struct bin, i).idx;
+    if (sorted)
+        return;
+    g_array_sort(bins, bin_cmp);
+    guint out = 0;
+    for (guint i = 0; i < bins->len; i++) {
+        struct bin *b = &g_array_index(bins, struct bin, i);
+        if (out > 0 && g_array_index(bins, struct bin, out - 1).idx == b->idx)
+            g_array_index(bins, struct bin, out - 1).bytes += b->bytes;
+        else
+            g_array_index(bins, struct bin, out++) = *b;
+    }
+    g_array_set_size(bins, out);
 }
 
 static uint8_t frame_prio(const struct frame_info *fi)
@@ -444,6 +472,8 @@ static bool process_file(struct stats *s, uint16_t file, GError **err)
     while ((rc = pcap_reader_next(r, &rec, err)) == 1) {
         s->records++;
         uint64_t t = rec.t_ns > s->t0 ? rec.t_ns - s->t0 : 0;
+        if (rec.t_ns < s->t0)
+            s->before_origin++; /* out of order before the time origin: counted at t = 0 */
         s->end_ns = MAX(s->end_ns, t);
         if (frame_parse(lt, rec.data, rec.cap_len, rec.orig_len, &fi) != 0) {
             if (n->counters[C_MALFORMED]++ < MAX_REPORTED_MALFORMED)
@@ -573,6 +603,7 @@ static bool write_rates(struct stats *s, const char *dir, GError **err)
     GArray *rows = g_array_new(FALSE, FALSE, sizeof(struct rate_row));
     for (guint i = 0; i < s->flow_list->len; i++) {
         struct flow *f = g_ptr_array_index(s->flow_list, i);
+        bins_finish(f->bins);
         for (guint j = 0; j < f->bins->len; j++) {
             struct bin *b = &g_array_index(f->bins, struct bin, j);
             struct rate_row r = { b->idx * s->interval_ns, f->name,
@@ -1055,7 +1086,8 @@ int cmd_pcap_stats(int argc, char **argv)
     g_option_context_set_description(
         oc, "Writes rates.csv, counters.csv, pfc.csv, transfers.csv, flows.csv and summary.json\n"
             "(docs/results-format.md). Each FILE is one capture point; its basename is the node.\n"
-            "Exit status 2 on a bad argument or an unreadable, foreign or corrupt capture.");
+            "Exit status 2 on a bad argument or an unreadable, foreign or corrupt capture,\n"
+            "1 when writing the results folder fails (disk full).");
     char **args = g_new0(char *, (gsize)argc + 1);
     for (int i = 0; i < argc; i++)
         args[i] = g_strdup(argv[i]);
@@ -1148,15 +1180,20 @@ int cmd_pcap_stats(int argc, char **argv)
         roce += s.nodes[i].counters[C_ROCE_PACKETS];
     if (roce == 0 && s.pfc_rows->len == 0 && s.pause_frames == 0)
         warn(&s, "no RoCEv2 (UDP port 4791) or PFC frames in the capture");
+    if (s.before_origin)
+        warn(&s, "%" G_GUINT64_FORMAT " records are timestamped before the time origin (the first record of "
+                 "the earliest file; timestamps out of order): counted at t = 0", s.before_origin);
 
     tmp = g_strdup_printf("%s.tmp-XXXXXX", out);
     if (!g_mkdtemp(tmp)) {
         int e = errno;
+        status = e == ENOSPC || e == EDQUOT ? 1 : 2; /* a full disk, or a bad -o */
         g_printerr("rocesim pcap-stats: cannot create %s: %s\n", tmp, g_strerror(e));
         g_free(tmp);
         tmp = NULL;
         goto done;
     }
+    status = 1; /* the input was good: what fails from here on is writing (README: exit 1) */
     files_arg = g_strjoinv(" ", files);
     double wall = (double)(g_get_monotonic_time() - wall0) / 1e6;
     if (!write_outputs(&s, tmp, files_arg, interval_arg, rate_arg, wall, &err) ||

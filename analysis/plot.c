@@ -179,15 +179,38 @@ gboolean plot_write_file(const char *dir, const char *file, const GString *conte
     return ok;
 }
 
-static gboolean nonempty_file(const char *dir, const char *name, const char *ext)
+/* gnuplot exits 0 after a failed write (disk full): it leaves a PNG cut at a buffer's worth
+ * and an empty SVG. A finished PNG ends with its IEND chunk, a finished SVG with </svg>. */
+static gboolean complete_file(const char *dir, const char *name, const char *ext)
 {
+    static const unsigned char iend[12] = { 0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82 };
     char *f = g_strdup_printf("%s.%s", name, ext);
     char *p = g_build_filename(dir, f, NULL);
-    GStatBuf st;
-    gboolean ok = g_stat(p, &st) == 0 && st.st_size > 0;
+    gchar *text = NULL;
+    gsize len = 0;
+    gboolean ok = FALSE;
+    if (g_file_get_contents(p, &text, &len, NULL)) {
+        if (!strcmp(ext, "png")) {
+            ok = len >= 8 + sizeof iend && !memcmp(text + len - sizeof iend, iend, sizeof iend);
+        } else {
+            while (len > 0 && g_ascii_isspace(text[len - 1]))
+                len--;
+            ok = len >= 6 && !memcmp(text + len - 6, "</svg>", 6);
+        }
+    }
+    g_free(text);
     g_free(p);
     g_free(f);
     return ok;
+}
+
+static void remove_output(const char *dir, const char *name, const char *ext)
+{
+    char *f = g_strdup_printf("%s.%s", name, ext);
+    char *p = g_build_filename(dir, f, NULL);
+    g_unlink(p);
+    g_free(p);
+    g_free(f);
 }
 
 gboolean plot_run_script(const char *gnuplot, const char *dir, const char *name, GError **err)
@@ -208,11 +231,15 @@ gboolean plot_run_script(const char *gnuplot, const char *dir, const char *name,
         g_set_error(err, PLOT_ERROR, PLOT_ERROR_GNUPLOT, "%s/%s: gnuplot failed: %s", dir, script,
                     *errout ? errout : "(no message)");
         ok = FALSE;
-    } else if (!nonempty_file(dir, name, "png") || !nonempty_file(dir, name, "svg")) {
-        g_set_error(err, PLOT_ERROR, PLOT_ERROR_GNUPLOT,
-                    "%s/%s: gnuplot finished but %s.png or %s.svg is missing or empty", dir,
-                    script, name, name);
+    } else if (!complete_file(dir, name, "png") || !complete_file(dir, name, "svg")) {
+        g_set_error(err, PLOT_ERROR, PLOT_ERROR_IO,
+                    "%s/%s: gnuplot finished but %s.png or %s.svg is missing or cut short "
+                    "(disk full?)", dir, script, name, name);
         ok = FALSE;
+    }
+    if (!ok) { /* no partial figure is left behind */
+        remove_output(dir, name, "png");
+        remove_output(dir, name, "svg");
     }
     g_free(out);
     g_free(errout);
@@ -1239,7 +1266,7 @@ gboolean plot_results(const char *dir, GError **err)
         return FALSE;
     }
     GString *problems = g_string_new(NULL);   /* unusable input files, gnuplot failures */
-    gboolean input_problem = FALSE;
+    gboolean input_problem = FALSE, io_problem = FALSE; /* io: a write failed (disk full) */
     GString *skipped = g_string_new("# figures not drawn, and why (written by rocesim plot)\n");
     GPtrArray *drawn = g_ptr_array_new();
     for (size_t i = 0; i < G_N_ELEMENTS(catalogue); i++) {
@@ -1254,14 +1281,21 @@ gboolean plot_results(const char *dir, GError **err)
             g_string_append_printf(skipped, "%s: %s\n", name, why);
         } else {
             g_string_append_printf(skipped, "%s: %s\n", name, e->message);
+            if (e->domain == PLOT_ERROR && e->code == PLOT_ERROR_IO) {
+                io_problem = TRUE;
+                remove_stale(c.plots, name); /* a .dat without its .gp */
+            } else {
+                input_problem = TRUE;
+            }
             add_problem(problems, e);
-            input_problem = TRUE;
         }
         g_free(why);
     }
     GError *we = NULL;
-    if (!plot_write_file(c.plots, "skipped.txt", skipped, &we))
+    if (!plot_write_file(c.plots, "skipped.txt", skipped, &we)) {
+        io_problem = TRUE;
         add_problem(problems, we);
+    }
 
     gboolean ok = TRUE;
     char *gnuplot = plot_find_gnuplot();
@@ -1272,14 +1306,20 @@ gboolean plot_results(const char *dir, GError **err)
     } else {
         for (guint i = 0; i < drawn->len; i++) {
             GError *e = NULL;
-            if (!plot_run_script(gnuplot, c.plots, g_ptr_array_index(drawn, i), &e))
+            if (!plot_run_script(gnuplot, c.plots, g_ptr_array_index(drawn, i), &e)) {
+                io_problem |= e->code == PLOT_ERROR_IO;
                 add_problem(problems, e);
+            }
         }
-        if (problems->len) {
-            g_set_error(err, PLOT_ERROR, input_problem ? PLOT_ERROR_INPUT : PLOT_ERROR_GNUPLOT,
-                        "%s", problems->str);
-            ok = FALSE;
-        }
+    }
+    /* a failed write outranks the rest: it is what the caller must not call a success */
+    if (io_problem) {
+        g_clear_error(err);
+        g_set_error(err, PLOT_ERROR, PLOT_ERROR_IO, "%s", problems->str);
+        ok = FALSE;
+    } else if (gnuplot && problems->len) {
+        g_set_error(err, PLOT_ERROR, input_problem ? PLOT_ERROR_INPUT : PLOT_ERROR_GNUPLOT, "%s", problems->str);
+        ok = FALSE;
     }
     g_free(gnuplot);
     g_ptr_array_free(drawn, TRUE);

@@ -735,6 +735,10 @@ gboolean report_results(const char *dir, char **warning, GError **err)
     GError *pe = NULL;
     *warning = NULL;
     if (!plot_results(dir, &pe)) {
+        if (pe->domain == PLOT_ERROR && pe->code == PLOT_ERROR_IO) {
+            g_propagate_error(err, pe); /* a failed write is a failure, not a warning */
+            return FALSE;
+        }
         *warning = g_strdup(pe->message);
         g_error_free(pe);
     }
@@ -750,7 +754,7 @@ int cmd_plot(int argc, char **argv)
     g_option_context_set_description(
         ctx, "The scripts in DIR/plots can be edited and re-run: cd DIR/plots && gnuplot NAME.gp\n"
              "Without gnuplot the scripts and the report are still written, with a warning.\n"
-             "Exit status: 0 done (possibly with warnings), 2 bad input.\n");
+             "Exit status: 0 done (possibly with warnings), 1 a write failed (disk full), 2 bad input.\n");
     char **args = g_new0(char *, argc + 1);
     for (int i = 0; i < argc; i++)
         args[i] = g_strdup(argv[i]);
@@ -768,7 +772,9 @@ int cmd_plot(int argc, char **argv)
     }
     const char *dir = args[1];
     if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
-        g_printerr("rocesim plot: %s: no such results folder\n", dir);
+        g_printerr("rocesim plot: %s: %s\n", dir,
+                   g_file_test(dir, G_FILE_TEST_EXISTS) ? "not a folder: expected a results folder"
+                                                        : "no such results folder");
         rc = 2;
         goto out;
     }
@@ -782,15 +788,22 @@ int cmd_plot(int argc, char **argv)
     GError *pe = NULL;
     gboolean plotted = plot_results(dir, &pe);
     if (!plotted) {
-        g_printerr("rocesim plot: warning: %s\n", pe->message);
-        /* A broken input file is bad input; a missing gnuplot is only a warning. */
+        gboolean io = pe->domain == PLOT_ERROR && pe->code == PLOT_ERROR_IO;
+        g_printerr("rocesim plot: %s%s\n", io ? "" : "warning: ", pe->message);
+        /* A broken input file is bad input; a failed write (disk full) is a failure; a
+         * missing gnuplot is only a warning. */
         if (pe->domain == PLOT_ERROR && pe->code == PLOT_ERROR_INPUT)
             rc = 2;
         g_error_free(pe);
+        if (io) {
+            rc = 1;
+            goto out;
+        }
     }
     if (!report_write(dir, &err)) {
+        /* the folder was read above: what fails here is writing report.html */
         g_printerr("rocesim plot: %s\n", err->message);
-        rc = 2;
+        rc = 1;
         goto out;
     }
     char *plots = g_build_filename(dir, "plots", NULL);

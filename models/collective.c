@@ -1,5 +1,6 @@
 /* Collective builders, see collective.h for the schedules and the rules they follow. */
 #include "models/collective.h"
+#include "models/memory.h"
 #include <string.h>
 
 G_DEFINE_QUARK(rocesim-collective-error-quark, collective_error)
@@ -699,6 +700,14 @@ static gboolean validate(const struct schedule *s, const struct collective_spec 
                     "chunk: %" G_GUINT64_FORMAT " B for %u iterations gives up to %.3g transfers, "
                     "more than the %.3g a schedule may still hold; raise chunk or lower iterations",
                     sp->chunk, sp->iterations, est, room);
+    char *why = NULL;
+    if (!memory_fits((uint64_t)est * memory_transfer_bytes(), &why)) {
+        gboolean r = fail(err, sp, "%.3g transfers (%u ranks, %u iterations, chunk %" G_GUINT64_FORMAT
+                          " B) need %s; raise chunk, or lower size, ranks or iterations", est, sp->nranks, sp->iterations,
+                          sp->chunk, why);
+        g_free(why);
+        return r;
+    }
     return TRUE;
 }
 

@@ -46,6 +46,10 @@ struct sched_coll {
     uint32_t first, count;
 };
 
+/* The largest transfer: 16 TiB keeps byte, packet and wire-time arithmetic far from
+ * overflow (2^44 B x 8 x 10^12 ps at 1 Gb/s is still exact in 128 bits and ~4.5 years). */
+#define SCHEDULE_MAX_TRANSFER_BYTES (1ull << 44)
+
 struct schedule {
     GArray *transfers;      /* struct transfer */
     GArray *deps;           /* uint32_t transfer ids */
@@ -72,7 +76,8 @@ static inline uint32_t schedule_count(const struct schedule *s) { return s->tran
 GArray *schedule_job_sinks(const struct schedule *s, uint32_t job);
 static inline const uint32_t *schedule_deps(const struct schedule *s, const struct transfer *t)
 {
-    return &g_array_index(s->deps, uint32_t, t->deps_off);
+    /* no pointer arithmetic on the empty array's NULL data (undefined, even + 0) */
+    return t->ndeps ? &g_array_index(s->deps, uint32_t, t->deps_off) : NULL;
 }
 
 #endif

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdarg.h>
 #include <string.h>
+#include "models/memory.h"
 #include "sim/units.h"
 
 struct builder {
@@ -228,6 +229,24 @@ static gboolean edge_error(GError **err, const char *path, int line, const char 
     return FALSE;
 }
 
+/* The blank-separated fields of a line, without the empty strings that runs of blanks
+ * leave in g_strsplit_set's output (those are freed here, so g_strfreev frees each field
+ * once). */
+static char **split_fields(const char *line, int *nf)
+{
+    char **f = g_strsplit_set(line, " \t", -1);
+    int n = 0;
+    for (int k = 0; f[k]; k++) {
+        if (*f[k])
+            f[n++] = f[k];
+        else
+            g_free(f[k]);
+    }
+    f[n] = NULL;
+    *nf = n;
+    return f;
+}
+
 static struct topology *build_edges(const struct scenario *s, GArray **routes_out, char **path_out, GError **err)
 {
     char *path = g_path_is_absolute(s->edges_file) ? g_strdup(s->edges_file)
@@ -263,11 +282,8 @@ static struct topology *build_edges(const struct scenario *s, GArray **routes_ou
         char *hash = strchr(lines[ln], '#');
         if (hash)
             *hash = 0;
-        char **f = g_strsplit_set(g_strstrip(lines[ln]), " \t", -1);
         int nf = 0;
-        for (int k = 0; f[k]; k++)
-            if (*f[k])
-                f[nf++] = f[k];
+        char **f = split_fields(g_strstrip(lines[ln]), &nf);
         if (nf == 0) {
             g_strfreev(f);
             continue;
@@ -319,13 +335,18 @@ static struct topology *build_edges(const struct scenario *s, GArray **routes_ou
     struct topology *t = NULL;
     if (ok && hosts->len == 0)
         ok = edge_error(err, path, 1, "no host declared");
+    if (ok && switches->len == 0)
+        ok = edge_error(err, path, 1, "no switch declared: hosts connect through switches");
     if (ok) {
         t = g_new0(struct topology, 1);
         t->nhosts = hosts->len;
         t->nnodes = hosts->len + switches->len;
         t->nodes = g_new0(struct topo_node, t->nnodes);
-        memcpy(t->nodes, hosts->data, sizeof(struct topo_node) * hosts->len);
-        memcpy(t->nodes + hosts->len, switches->data, sizeof(struct topo_node) * switches->len);
+        /* an empty GArray's data may be NULL, which memcpy must not see even for 0 bytes */
+        if (hosts->len)
+            memcpy(t->nodes, hosts->data, sizeof(struct topo_node) * hosts->len);
+        if (switches->len)
+            memcpy(t->nodes + hosts->len, switches->data, sizeof(struct topo_node) * switches->len);
         GArray *pl = g_array_new(FALSE, FALSE, sizeof(struct pending_link));
         for (guint i = 0; i < links->len && ok; i++) {
             struct raw_link *l = &g_array_index(links, struct raw_link, i);
@@ -411,18 +432,60 @@ static void apply_static_routes(struct topology *t, GArray *routes)
     t->route_ports = (uint16_t *)g_array_free(rp, FALSE);
 }
 
+/* Every host must reach every other: the switch distances (computed for the routes) say
+ * whether each host's switch is connected to the first host's. Otherwise the run would only
+ * time out; this names a pair and how many hosts are cut off. */
+static gboolean check_connected(const struct topology *t, const struct scenario *s, GError **err)
+{
+    uint32_t H = t->nhosts, S = t->nswitches, cut = 0, first = 0;
+    if (H < 2 || S == 0)
+        return TRUE;
+    uint32_t a = t->attach[0] - H;
+    for (uint32_t h = 1; h < H; h++)
+        if (t->sw_dist[(size_t)a * S + (t->attach[h] - H)] == UINT32_MAX && !cut++)
+            first = h;
+    if (!cut)
+        return TRUE;
+    g_set_error(err, SCENARIO_ERROR, 1,
+                "%s: [topology] file = '%s': hosts %s and %s cannot reach each other (no path between switches "
+                "%s and %s); %u of %u hosts are cut off from %s",
+                s->path, s->edges_file ? s->edges_file : "", t->nodes[0].name, t->nodes[first].name,
+                t->nodes[t->attach[0]].name, t->nodes[t->attach[first]].name, cut, H, t->nodes[0].name);
+    return FALSE;
+}
+
 struct topology *topology_build(const struct scenario *s, GError **err)
 {
     struct topology *t = NULL;
     GArray *routes = NULL;
     char *path = NULL;
+    char *why = NULL;
     if (s->topo == TOPO_LEAF_SPINE) {
+        /* estimated from the keys, before anything is allocated */
+        uint64_t L = s->leaves, SP = s->leaves > 1 ? s->spines : 0, H = L * s->hosts_per_leaf;
+        if (!memory_fits(memory_topology_bytes(H, L + SP, H + L * SP, L * L * SP + 2 * L * SP), &why)) {
+            g_set_error(err, SCENARIO_ERROR, 1,
+                        "%s: [topology] leaves = %u, spines = %u, hosts_per_leaf = %u: the fabric and its routing "
+                        "tables need %s; lower leaves, spines or hosts_per_leaf", s->path, s->leaves, s->spines,
+                        s->hosts_per_leaf, why);
+            g_free(why);
+            return NULL;
+        }
         t = build_leaf_spine(s);
     } else {
         t = build_edges(s, &routes, &path, err);
         g_free(path);
         if (!t)
             return NULL;
+        uint64_t S = t->nnodes - t->nhosts;
+        if (!memory_fits(memory_topology_bytes(t->nhosts, S, t->nports / 2, S * S), &why)) {
+            g_set_error(err, SCENARIO_ERROR, 1, "%s: [topology] file = '%s': %u hosts and %" G_GUINT64_FORMAT
+                        " switches: the routing tables need %s", s->path, s->edges_file, t->nhosts, S, why);
+            g_free(why);
+            g_array_free(routes, TRUE);
+            topology_free(t);
+            return NULL;
+        }
     }
     if (t->nports > 0)
         for (uint32_t n = 0; n < t->nnodes; n++)
@@ -432,6 +495,12 @@ struct topology *topology_build(const struct scenario *s, GError **err)
                 return NULL;
             }
     compute_routes(t);
+    if (!check_connected(t, s, err)) {
+        if (routes)
+            g_array_free(routes, TRUE);
+        topology_free(t);
+        return NULL;
+    }
     if (routes) {
         apply_static_routes(t, routes);
         g_array_free(routes, TRUE);

@@ -67,7 +67,7 @@ static inline const uint16_t *topology_routes(const struct topology *t, uint32_t
     }
     size_t idx = (size_t)(node - H) * t->nswitches + (a - H);
     *count = t->route_cnt[idx];
-    return &t->route_ports[t->route_off[idx]];
+    return *count ? &t->route_ports[t->route_off[idx]] : NULL; /* route_ports may be NULL */
 }
 /* Shortest-path routes between switches over the links that are up: what the switches
  * converge to after a link failure. Same layout as the topology's own (route_off/cnt/ports,

@@ -37,6 +37,10 @@ static gboolean wl_size(const struct wl_ctx *c, const char *key, uint64_t *out, 
         scenario_key_error(err, c->sc, c->group, key, wl_get(c, key), "expected a positive size");
         return FALSE;
     }
+    if (*out > SCHEDULE_MAX_TRANSFER_BYTES) {
+        scenario_key_error(err, c->sc, c->group, key, wl_get(c, key), "at most 16TiB");
+        return FALSE;
+    }
     return TRUE;
 }
 
@@ -163,7 +167,9 @@ static gboolean build_flows(struct wl_ctx *c, GError **err)
         g_free(path);
         return FALSE;
     }
-    char **lines = g_strsplit(text, "\n", -1);
+    /* a UTF-8 byte order mark (spreadsheet exports) is invisible in a message: skip it */
+    const char *body = g_str_has_prefix(text, "\xEF\xBB\xBF") ? text + 3 : text;
+    char **lines = g_strsplit(body, "\n", -1);
     g_free(text);
     gboolean ok = TRUE;
     uint32_t job = SCHEDULE_NO_JOB, count = 0;
@@ -199,11 +205,18 @@ static gboolean build_flows(struct wl_ctx *c, GError **err)
         } else if (src == dst) {
             g_set_error(err, SCENARIO_ERROR, 1, "%s:%d: src and dst are both host %u", path, ln + 1, src);
             ok = FALSE;
-        } else if (!units_parse_size(g_strstrip(f[2]), &bytes, &why) || bytes == 0) {
-            g_set_error(err, SCENARIO_ERROR, 1, "%s:%d: bytes: %s", path, ln + 1, why ? why : "expected a positive size");
+        } else if (!units_parse_size(g_strstrip(f[2]), &bytes, &why) || bytes == 0 ||
+                   bytes > SCHEDULE_MAX_TRANSFER_BYTES) {
+            g_set_error(err, SCENARIO_ERROR, 1, "%s:%d: bytes: %s", path, ln + 1,
+                        why ? why : bytes ? "at most 16TiB per flow" : "expected a positive size");
             ok = FALSE;
         } else if (!units_parse_time(g_strstrip(f[3]), &start, &why)) {
             g_set_error(err, SCENARIO_ERROR, 1, "%s:%d: start: %s", path, ln + 1, why);
+            ok = FALSE;
+        } else if (start > SIMTIME_NEVER - 1 - c->start) {
+            g_set_error(err, SCENARIO_ERROR, 1,
+                        "%s:%d: start: '%s' after the workload's start is past the end of simulated time "
+                        "(2^64 ps, about 213 days)", path, ln + 1, f[3]);
             ok = FALSE;
         } else {
             wl_add(c, job, src, dst, bytes, c->start + start, count++);
@@ -340,6 +353,15 @@ struct schedule *workload_build_all(const struct scenario *sc, const struct topo
                 }
             char *path = resolve_path(sc, g_hash_table_lookup(w->keys, "file"));
             struct schedule *s = schedule_read(path, topo->nhosts, err);
+            /* a schedule file may describe any size (replay); the simulator takes up to the cap */
+            for (uint32_t t = 0; s && t < schedule_count(s); t++)
+                if (schedule_get(s, t)->bytes > SCHEDULE_MAX_TRANSFER_BYTES) {
+                    g_set_error(err, SCENARIO_ERROR, 1, "%s: transfer %u: %" G_GUINT64_FORMAT
+                                " bytes: the simulator takes at most 16TiB per transfer", path, t,
+                                schedule_get(s, t)->bytes);
+                    schedule_free(s);
+                    s = NULL;
+                }
             g_free(path);
             return s;
         }

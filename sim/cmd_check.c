@@ -28,24 +28,70 @@ static void print_expanded(GKeyFile *kf)
     g_strfreev(groups);
 }
 
+/* The first host pair, in (src, dst) order, with the most links between them. Hops depend
+ * only on the hosts' switches, so only the lowest host of each switch (and, for a pair on
+ * one switch, the second lowest) can be that first pair: switches^2 work instead of
+ * hosts^2 (65536 hosts took 15 s). */
+static void longest_path(const struct topology *t, uint32_t *far, uint32_t *fs, uint32_t *fd)
+{
+    uint32_t H = t->nhosts, S = t->nswitches;
+    uint32_t *rep = g_new(uint32_t, S ? S : 1), *second = g_new(uint32_t, S ? S : 1);
+    for (uint32_t i = 0; i < S; i++)
+        rep[i] = second[i] = UINT32_MAX;
+    GArray *cand = g_array_new(FALSE, FALSE, sizeof(uint32_t)); /* ascending host ids */
+    for (uint32_t h = 0; h < H; h++) {
+        uint32_t a = t->attach[h] - H;
+        if (rep[a] == UINT32_MAX)
+            rep[a] = h;
+        else if (second[a] == UINT32_MAX)
+            second[a] = h;
+        else
+            continue;
+        g_array_append_val(cand, h);
+    }
+    for (uint32_t x = 0; x < H; x++) {
+        uint32_t ax = t->attach[x] - H;
+        if (rep[ax] != x)
+            continue;
+        for (guint k = 0; k < cand->len; k++) {
+            uint32_t y = g_array_index(cand, uint32_t, k), ay = t->attach[y] - H;
+            if (y == x || (second[ay] == y && ay != ax))
+                continue;
+            uint32_t hops = topology_hops(t, x, y);
+            if (hops != UINT32_MAX && hops > *far) {
+                *far = hops;
+                *fs = x;
+                *fd = y;
+            }
+        }
+    }
+    g_array_free(cand, TRUE);
+    g_free(rep);
+    g_free(second);
+}
+
 int cmd_check(int argc, char **argv)
 {
-    char **sets = NULL;
+    char **sets = NULL, *max_memory = NULL;
     GOptionEntry entries[] = {
         { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a scenario key (repeatable)", "SECTION.KEY=VALUE" },
+        { "max-memory", 0, 0, G_OPTION_ARG_STRING, &max_memory,
+          "Refuse a scenario estimated to need more memory (default: this machine's)", "SIZE" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     GOptionContext *ctx = g_option_context_new("SCENARIO");
     g_option_context_set_summary(ctx, "Validate a scenario and print it with every default and derived value.");
     g_option_context_add_main_entries(ctx, entries, NULL);
     GError *err = NULL;
-    if (!g_option_context_parse(ctx, &argc, &argv, &err) || argc != 2) {
+    if (!g_option_context_parse(ctx, &argc, &argv, &err) || argc != 2 || !run_set_max_memory(max_memory, &err)) {
         fprintf(stderr, "rocesim check: %s\n", err ? err->message : "expected exactly one scenario file");
         g_clear_error(&err);
         g_option_context_free(ctx);
         g_strfreev(sets);
+        g_free(max_memory);
         return 2;
     }
+    g_free(max_memory);
     g_option_context_free(ctx);
     struct scenario *sc = scenario_load(argv[1], (const char *const *)sets, &err);
     g_strfreev(sets);
@@ -97,13 +143,7 @@ int cmd_check(int argc, char **argv)
     }
     /* the longest shortest path and its base RTT */
     uint32_t far = 0, fs = 0, fd = 0;
-    for (uint32_t x = 0; x < t->nhosts; x++)
-        for (uint32_t y = 0; y < t->nhosts; y++)
-            if (x != y && topology_hops(t, x, y) != UINT32_MAX && topology_hops(t, x, y) > far) {
-                far = topology_hops(t, x, y);
-                fs = x;
-                fd = y;
-            }
+    longest_path(t, &far, &fs, &fd);
     if (far) {
         simtime_t one_way = ideal_transfer_ps(sc, t, fs, fd, 1);
         simtime_t rtt = 2 * one_way;

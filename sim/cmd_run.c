@@ -5,11 +5,14 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "models/memory.h"
 #include "models/net.h"
 #include "models/workload.h"
 #include "analysis/pcap.h"
+#include "analysis/plot.h"
 #include "analysis/report.h"
 #include "sim/commands.h"
+#include "sim/interrupt.h"
 #include "sim/results.h"
 #include "sim/run.h"
 #include "sim/units.h"
@@ -775,12 +778,17 @@ int run_scenario(const struct run_options *o)
     GPtrArray *captures = g_ptr_array_new();
     const char *out = o->out_dir ? o->out_dir : sc->out_dir;
 
+    /* refused before the run: an existing file or foreign folder is the user's data */
+    if (!results_check_target(out, &err))
+        goto fail;
     if (!(topo = topology_build(sc, &err)) || !(sched = workload_build_all(sc, topo, &err)) ||
         !(n = net_build(sc, topo, sched, &err)))
         goto fail;
     rc = 1;
+    interrupt_catch();
     if (!results_begin(&rd, out, &err))
         goto fail;
+    n->eng.interrupt = &interrupt_signal;
     if (!(fq = results_open(&rd, "queues.csv", &err)) || !(fr = results_open(&rd, "rates.csv", &err)) ||
         !(fp = results_open(&rd, "pfc.csv", &err)) || !(fc = results_open(&rd, "counters.csv", &err)))
         goto fail;
@@ -796,6 +804,8 @@ int run_scenario(const struct run_options *o)
 
     double w0 = engine_wall_seconds();
     net_run(n);
+    if (interrupt_signal)
+        goto interrupted;
     fig.wall_s = engine_wall_seconds() - w0;
     net_flush_samples(n);
     pfc_finish(n);
@@ -868,8 +878,11 @@ int run_scenario(const struct run_options *o)
     g_free(json);
     if (!ok)
         goto fail;
+    if (interrupt_signal)
+        goto interrupted;
     if (!results_commit(&rd, &err))
         goto fail;
+    interrupt_release(); /* the folder is complete: a signal from here on just ends the process */
     if (!o->quiet)
         print_summary(n, &fig, out);
     /* plots and the report come after the folder is in place: a missing gnuplot or a plot
@@ -879,8 +892,16 @@ int run_scenario(const struct run_options *o)
         GError *perr = NULL;
         gboolean drawn = (o->no_plots || !sc->plots) ? report_write(out, &perr) : report_results(out, &warn, &perr);
         if (!drawn) {
-            fprintf(stderr, "rocesim: warning: report not written: %s\n", perr->message);
+            /* a failed write (disk full) fails the run even with --quiet; the figures it cut
+             * short are removed, the data files are complete */
+            gboolean io = perr->domain == G_FILE_ERROR || (perr->domain == PLOT_ERROR && perr->code == PLOT_ERROR_IO);
+            fprintf(stderr, "rocesim: %sreport not written: %s\n", io ? "" : "warning: ", perr->message);
             g_error_free(perr);
+            if (io) {
+                g_free(warn);
+                rc = 1;
+                goto done;
+            }
         }
         if (warn && !o->quiet)
             fprintf(stderr, "rocesim: warning: %s\n", warn);
@@ -888,6 +909,9 @@ int run_scenario(const struct run_options *o)
     }
     rc = n->deadlocked ? 3 : 0;
     goto done;
+interrupted:
+    g_set_error(&err, G_FILE_ERROR, G_FILE_ERROR_INTR, "interrupted by %s: %s not written",
+                interrupt_name(interrupt_signal), out);
 fail:
     if (n)
         close_captures(n, captures, NULL);
@@ -901,8 +925,11 @@ fail:
         fclose(fc);
     results_abort(&rd);
     fprintf(stderr, "rocesim: %s\n", err ? err->message : "run failed");
+    if (err && err->domain == G_FILE_ERROR && err->code == G_FILE_ERROR_EXIST)
+        rc = 2; /* an output path that is not ours is a bad command line */
     if (err)
         g_error_free(err);
+    interrupt_release(); /* dies of a signal caught during the run, now that nothing is left */
 done:
     g_ptr_array_unref(fig.warnings);
     g_ptr_array_unref(captures);
@@ -925,6 +952,8 @@ static gboolean parse_common(int *argc, char ***argv, const char *usage, const c
         { "seed", 0, 0, G_OPTION_ARG_STRING, &o->seed, "Random seed (same as --set scenario.seed=N)", "N" },
         { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "Print nothing but errors", NULL },
         { "no-plots", 0, 0, G_OPTION_ARG_NONE, &o->no_plots, "Do not draw plots", NULL },
+        { "max-memory", 0, 0, G_OPTION_ARG_STRING, &o->max_memory,
+          "Refuse a scenario estimated to need more memory (default: this machine's)", "SIZE" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     GOptionContext *ctx = g_option_context_new(usage);
@@ -941,6 +970,8 @@ static gboolean parse_common(int *argc, char ***argv, const char *usage, const c
         return FALSE;
     }
     o->scenario = (*argv)[1];
+    if (!run_set_max_memory(o->max_memory, err))
+        return FALSE;
     if (o->seed) {
         char *end;
         g_ascii_strtoull(o->seed, &end, 10);
@@ -961,8 +992,23 @@ static gboolean parse_common(int *argc, char ***argv, const char *usage, const c
     return TRUE;
 }
 
+gboolean run_set_max_memory(const char *text, GError **err)
+{
+    uint64_t b = 0;
+    char *why = NULL;
+    if (text && (!units_parse_size(text, &b, &why) || b == 0)) {
+        g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--max-memory '%s': %s", text,
+                    why ? why : "expected a positive size such as 8GiB");
+        g_free(why);
+        return FALSE;
+    }
+    memory_set_limit(b);
+    return TRUE;
+}
+
 void run_options_clear(struct run_options *o)
 {
+    g_free(o->max_memory);
     g_free(o->out_dir);
     g_strfreev(o->sets);
     g_free(o->seed);

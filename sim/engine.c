@@ -167,6 +167,8 @@ void engine_run(struct engine *e, simtime_t stop)
         e->now = ev.time;
         ev.fn(ev.ctx, ev.arg);
         e->events++;
+        if ((e->events & 0xfff) == 0 && e->interrupt && *e->interrupt)
+            break;
         if (e->progress && (e->events & 0x3ffff) == 0) {
             double w = engine_wall_seconds();
             if (w - last_wall >= 0.25) {

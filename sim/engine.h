@@ -10,6 +10,7 @@
  * skipped. */
 #ifndef ROCESIM_ENGINE_H
 #define ROCESIM_ENGINE_H
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +43,7 @@ struct engine {
     uint64_t events;         /* events executed (stale timer entries not counted) */
     bool halted;             /* engine_halt() was called */
     bool progress;           /* print progress on stderr */
+    volatile sig_atomic_t *interrupt; /* the run stops soon after *interrupt becomes nonzero */
     double wall_start;
 };
 

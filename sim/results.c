@@ -22,10 +22,56 @@ void rmtree(const char *path)
     g_rmdir(path);
 }
 
+/* A real, empty folder: replacing it loses nothing (mktemp -d, a mount point's parent). */
+static gboolean folder_is_empty(const char *dir)
+{
+    if (g_file_test(dir, G_FILE_TEST_IS_SYMLINK))
+        return FALSE;
+    GDir *d = g_dir_open(dir, 0, NULL);
+    if (!d)
+        return FALSE;
+    gboolean empty = g_dir_read_name(d) == NULL;
+    g_dir_close(d);
+    return empty;
+}
+
+gboolean results_is_ours(const char *dir)
+{
+    char *marker = g_build_filename(dir, RESULTS_MARKER, NULL);
+    gboolean ours = g_file_test(dir, G_FILE_TEST_IS_DIR) && !g_file_test(dir, G_FILE_TEST_IS_SYMLINK) &&
+                    g_file_test(marker, G_FILE_TEST_IS_REGULAR) && !g_file_test(marker, G_FILE_TEST_IS_SYMLINK);
+    g_free(marker);
+    return ours;
+}
+
+gboolean results_check_target(const char *final_dir, GError **err)
+{
+    if (!*final_dir) {
+        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_INVAL, "the results folder name is empty");
+        return FALSE;
+    }
+    if (!g_file_test(final_dir, G_FILE_TEST_EXISTS) && !g_file_test(final_dir, G_FILE_TEST_IS_SYMLINK))
+        return TRUE;
+    if (results_is_ours(final_dir) || folder_is_empty(final_dir))
+        return TRUE;
+    const char *what = g_file_test(final_dir, G_FILE_TEST_IS_SYMLINK)  ? "a symbolic link"
+                       : g_file_test(final_dir, G_FILE_TEST_IS_DIR) ? "a folder rocesim did not write (no " RESULTS_MARKER ")"
+                                                                    : "not a folder";
+    g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_EXIST,
+                "%s exists and is %s: not replacing it; choose another output folder or remove it", final_dir,
+                what);
+    return FALSE;
+}
+
 gboolean results_begin(struct results_dir *r, const char *final_dir, GError **err)
 {
+    if (!results_check_target(final_dir, err))
+        return FALSE;
     r->final = g_strdup(final_dir);
-    char *parent = g_path_get_dirname(final_dir);
+    /* "dir/" would put the temporary folder inside dir: name the folder itself */
+    for (size_t l = strlen(r->final); l > 1 && r->final[l - 1] == '/'; l--)
+        r->final[l - 1] = 0;
+    char *parent = g_path_get_dirname(r->final);
     if (g_mkdir_with_parents(parent, 0755) != 0) {
         g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot create %s: %s", parent,
                     g_strerror(errno));
@@ -35,10 +81,10 @@ gboolean results_begin(struct results_dir *r, const char *final_dir, GError **er
         return FALSE;
     }
     g_free(parent);
-    char *tmpl = g_strdup_printf("%s.tmp-XXXXXX", final_dir);
+    char *tmpl = g_strdup_printf("%s.tmp-XXXXXX", r->final);
     if (!g_mkdtemp(tmpl)) {
         g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot create a folder next to %s: %s",
-                    final_dir, g_strerror(errno));
+                    r->final, g_strerror(errno));
         g_free(tmpl);
         g_free(r->final);
         r->final = NULL;
@@ -46,7 +92,13 @@ gboolean results_begin(struct results_dir *r, const char *final_dir, GError **er
     }
     g_chmod(tmpl, 0755);
     r->tmp = tmpl;
-    return TRUE;
+    char *marker = g_build_filename(tmpl, RESULTS_MARKER, NULL);
+    gboolean ok = g_file_set_contents(marker, "A results folder written by rocesim: rocesim run -o may replace it.\n",
+                                      -1, err);
+    g_free(marker);
+    if (!ok)
+        results_abort(r);
+    return ok;
 }
 
 FILE *results_open(const struct results_dir *r, const char *name, GError **err)
@@ -78,6 +130,8 @@ gboolean results_close(FILE *f, const char *name, GError **err)
 gboolean results_commit(struct results_dir *r, GError **err)
 {
     char *old = NULL;
+    if (!results_check_target(r->final, err)) /* it may have appeared during the run */
+        return FALSE;
     if (g_file_test(r->final, G_FILE_TEST_EXISTS)) {
         old = g_strdup_printf("%s.old-XXXXXX", r->final);
         if (!g_mkdtemp(old) || g_rmdir(old) != 0 || g_rename(r->final, old) != 0) {

@@ -12,11 +12,14 @@ struct run_options {
     char *seed;
     gboolean quiet;
     gboolean no_plots;
+    char *max_memory;         /* --max-memory SIZE: refuse scenarios estimated to need more */
 };
 
 /* Returns the process exit status (0 ok, 1 failure writing, 2 bad input, 3 deadlock). */
 int run_scenario(const struct run_options *o);
 void run_options_clear(struct run_options *o);
+/* --max-memory TEXT (NULL: the machine's memory) into the memory limit; FALSE with *err. */
+gboolean run_set_max_memory(const char *text, GError **err);
 /* The ideal completion time of a transfer on an idle fabric: the message at the bottleneck
  * rate including RoCEv2 wire overheads, plus store-and-forward and propagation. */
 simtime_t ideal_transfer_ps(const struct scenario *sc, const struct topology *t, uint32_t src, uint32_t dst,

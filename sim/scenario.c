@@ -265,13 +265,14 @@ static bool section_known(const char *section)
 
 static gboolean parse_uint_text(const char *v, uint64_t *out)
 {
-    if (!v || !*v || !g_ascii_isdigit(*v))
+    if (!v || !*v)
         return FALSE;
-    char *end;
-    errno = 0;
-    guint64 x = g_ascii_strtoull(v, &end, 10);
-    if (errno || *end)
-        return FALSE;
+    uint64_t x = 0;
+    for (const char *p = v; *p; p++) { /* digits only: no sign, no blank, no 0x */
+        if (!g_ascii_isdigit(*p) || x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10)
+            return FALSE;
+        x = x * 10 + (uint64_t)(*p - '0');
+    }
     *out = x;
     return TRUE;
 }
@@ -293,9 +294,15 @@ static gboolean set_value(struct scenario *s, const struct keydef *kd, const cha
                                value && value[0] == '-' ? " that is not negative" : "");
             return FALSE;
         }
-        if ((double)x < kd->min || (double)x > kd->max) {
-            scenario_key_error(err, s, kd->section, kd->key, value, "expected a number from %.0f to %.0f",
-                               kd->min, kd->max);
+        /* bounds compared as integers: 2^64 - 1 is not a double */
+        uint64_t lo = (uint64_t)kd->min, hi = kd->max >= 1.8e19 ? UINT64_MAX : (uint64_t)kd->max;
+        if (x < lo || x > hi) {
+            if (hi == UINT64_MAX)
+                scenario_key_error(err, s, kd->section, kd->key, value, "expected a number from %" G_GUINT64_FORMAT
+                                   " to %" G_GUINT64_FORMAT, lo, hi);
+            else
+                scenario_key_error(err, s, kd->section, kd->key, value, "expected a number from %.0f to %.0f",
+                                   kd->min, kd->max);
             return FALSE;
         }
         if (kd->width == 1)
@@ -307,10 +314,8 @@ static gboolean set_value(struct scenario *s, const struct keydef *kd, const cha
         return TRUE;
     }
     case K_DOUBLE: {
-        char *end;
-        errno = 0;
-        double x = value && *value ? g_ascii_strtod(value, &end) : NAN;
-        if (!value || !*value || *end || errno || !isfinite(x)) {
+        double x = 0;
+        if (!units_parse_real(value, &x)) {
             scenario_key_error(err, s, kd->section, kd->key, value, "expected a number such as 0.2");
             return FALSE;
         }
@@ -414,6 +419,8 @@ gboolean hostlist_parse(const char *text, uint32_t nhosts, struct hostlist *out,
     GArray *ids = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     char **parts = g_strsplit(text, ",", -1);
     gboolean ok = TRUE;
+    /* one bit per host finds a host listed twice in linear time */
+    uint64_t *listed = g_new0(uint64_t, ((size_t)nhosts + 63) / 64 + 1);
     for (int i = 0; parts[i] && ok; i++) {
         char *p = g_strstrip(parts[i]);
         char *dash = strchr(p, '-');
@@ -442,16 +449,16 @@ gboolean hostlist_parse(const char *text, uint32_t nhosts, struct hostlist *out,
         }
         for (uint64_t h = a; h <= b; h++) {
             uint32_t v = (uint32_t)h;
-            for (guint k = 0; k < ids->len; k++)
-                if (g_array_index(ids, uint32_t, k) == v) {
-                    *why = g_strdup_printf("host %u is listed twice", v);
-                    ok = FALSE;
-                }
-            if (!ok)
+            if (listed[v / 64] & (1ull << (v % 64))) {
+                *why = g_strdup_printf("host %u is listed twice", v);
+                ok = FALSE;
                 break;
+            }
+            listed[v / 64] |= 1ull << (v % 64);
             g_array_append_val(ids, v);
         }
     }
+    g_free(listed);
     g_strfreev(parts);
     if (!ok) {
         g_array_free(ids, TRUE);
@@ -560,7 +567,7 @@ static char *kind_names(const struct kind_keys *table)
 static struct named_section *load_named(struct scenario *s, GKeyFile *kf, const char *group,
                                         const char *type, const struct kind_keys *table, GError **err)
 {
-    const char *name = group + strlen(type) + 1;
+    const char *name = group + strlen(type); /* "" for a bare [workload], else " NAME" */
     while (*name == ' ')
         name++;
     if (!*name) {
@@ -645,7 +652,8 @@ static gboolean apply_preset(struct scenario *s, GKeyFile *kf, GError **err)
         char *v;
         if (kv->value[0] == '{') /* Mb/s scaled by host rate / 25G */
             v = g_strdup_printf("%" G_GUINT64_FORMAT "bps",
-                                (uint64_t)((uint64_t)atoi(kv->value + 1) * 1000000u * s->host_rate / 25000000000u));
+                                (uint64_t)((unsigned __int128)(uint64_t)atoi(kv->value + 1) * 1000000u * s->host_rate /
+                                           25000000000u)); /* 128 bits: no overflow at any host rate */
         else
             v = g_strdup(kv->value);
         gboolean ok = set_value(s, kd, v, err);
@@ -657,6 +665,21 @@ static gboolean apply_preset(struct scenario *s, GKeyFile *kf, GError **err)
     if (!g_key_file_has_key(kf, "dcqcn", "g", NULL))
         s->dcqcn.g = (1024.0 - s->dcqcn.dce_tcp_g) / 1024.0;
     return TRUE;
+}
+
+/* The scenario name as one harmless path component: letters, digits and -_.+ kept, anything
+ * else (a '/', "..") made '_', no leading dot, at most 128 bytes; so results/NAME stays
+ * inside results/. */
+static char *path_component(const char *name)
+{
+    GString *g = g_string_new(NULL);
+    for (const char *p = name; *p && g->len < 128; p++)
+        g_string_append_c(g, g_ascii_isalnum(*p) || strchr("-_.+", *p) ? *p : '_');
+    if (g->len && g->str[0] == '.')
+        g->str[0] = '_';
+    if (!g->len)
+        g_string_assign(g, "scenario");
+    return g_string_free(g, FALSE);
 }
 
 static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
@@ -671,10 +694,11 @@ static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
         s->timely.rate_ai = 10000000ULL * (s->host_rate / 10000000000ULL ? s->host_rate / 10000000000ULL : 1);
     if (!g_key_file_has_key(kf, "timely", "rate_hai", NULL))
         s->timely.rate_hai = 5 * s->timely.rate_ai;
+    /* 128-bit products: 100 KB x rate overflows 64 bits above 184 Tb/s */
     if (!g_key_file_has_key(kf, "switch", "ecn_kmin", NULL))
-        s->ecn_kmin = 100000ULL * s->host_rate / 25000000000ULL;
+        s->ecn_kmin = (uint64_t)((unsigned __int128)100000u * s->host_rate / 25000000000ULL);
     if (!g_key_file_has_key(kf, "switch", "ecn_kmax", NULL))
-        s->ecn_kmax = 400000ULL * s->host_rate / 25000000000ULL;
+        s->ecn_kmax = (uint64_t)((unsigned __int128)400000u * s->host_rate / 25000000000ULL);
     if (!*s->name) {
         g_free(s->name);
         char *b = g_path_get_basename(s->path);
@@ -685,7 +709,9 @@ static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
     }
     if (!*s->out_dir) {
         g_free(s->out_dir);
-        s->out_dir = g_build_filename("results", s->name, NULL);
+        char *folder = path_component(s->name);
+        s->out_dir = g_build_filename("results", folder, NULL);
+        g_free(folder);
     }
     return apply_preset(s, kf, err);
 }
@@ -727,11 +753,15 @@ static gboolean parse_pfc_keys(struct scenario *s, GError **err)
     }
     s->cable_length_m = -1;
     if (strcmp(s->cable_length_text, "auto")) {
-        char *end;
-        double m = g_ascii_strtod(s->cable_length_text, &end);
-        if (end == s->cable_length_text || strcmp(end, "m") || m < 0) {
+        size_t l = strlen(s->cable_length_text);
+        char *num = l && s->cable_length_text[l - 1] == 'm' ? g_strndup(s->cable_length_text, l - 1) : NULL;
+        double m = -1;
+        gboolean ok = num && units_parse_real(num, &m) && m >= 0 && m <= 100000;
+        g_free(num);
+        if (!ok) {
             scenario_key_error(err, s, "switch", "cable_length", s->cable_length_text,
-                               "expected auto (from the link delay) or a length in metres such as 100m");
+                               "expected auto (from the link delay) or a length in metres from 0m to 100000m, "
+                               "such as 100m");
             return FALSE;
         }
         s->cable_length_m = m;
@@ -808,7 +838,22 @@ static gboolean validate(struct scenario *s, GError **err)
     if (s->buffer > 0xFFFFFFFFull) {
         char a[32];
         scenario_key_error(err, s, "switch", "buffer", units_format_size(s->buffer, a, sizeof a),
-                           "at most 4GiB per switch");
+                           "at most 4294967295B (4GiB - 1B) per switch");
+        return FALSE;
+    }
+    /* the parts of the shared buffer must fit in it */
+    const struct { const char *key; uint64_t v; } parts[] = {
+        { "reserve", s->reserve }, { "headroom", s->headroom }, { "xon_offset", s->xon_offset },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(parts); i++)
+        if (parts[i].v > s->buffer) {
+            char a[32], b[32];
+            scenario_key_error(err, s, "switch", parts[i].key, units_format_size(parts[i].v, a, sizeof a),
+                               "larger than the switch buffer (%s)", units_format_size(s->buffer, b, sizeof b));
+            return FALSE;
+        }
+    if (s->nic_rx_buffer == 0) {
+        scenario_key_error(err, s, "nic", "rx_buffer", "0B", "expected a positive size");
         return FALSE;
     }
     if (s->buffer < 64 * 1024) {
@@ -874,6 +919,35 @@ static void build_expanded(struct scenario *s)
         }
 }
 
+/* GLib merges a [group] that appears twice into one, so the second's keys silently override
+ * the first's: refused here, naming both lines. */
+static gboolean no_duplicate_groups(const char *path, const char *contents, GError **err)
+{
+    GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    char **lines = g_strsplit(contents, "\n", -1);
+    gboolean ok = TRUE;
+    for (int i = 0; lines[i] && ok; i++) {
+        char *l = g_strchug(lines[i]);
+        char *close = *l == '[' ? strrchr(l, ']') : NULL;
+        if (!close)
+            continue;
+        char *name = g_strndup(l + 1, (gsize)(close - l - 1));
+        gpointer first = g_hash_table_lookup(seen, name);
+        if (first) {
+            g_set_error(err, SCENARIO_ERROR, 1,
+                        "%s: [%s] at line %d repeats the section of line %d: write each section once",
+                        path, name, i + 1, GPOINTER_TO_INT(first));
+            ok = FALSE;
+            g_free(name);
+        } else {
+            g_hash_table_insert(seen, name, GINT_TO_POINTER(i + 1));
+        }
+    }
+    g_strfreev(lines);
+    g_hash_table_destroy(seen);
+    return ok;
+}
+
 struct scenario *scenario_load(const char *path, const char *const *sets, GError **err)
 {
     struct scenario *s = g_new0(struct scenario, 1);
@@ -892,6 +966,10 @@ struct scenario *scenario_load(const char *path, const char *const *sets, GError
     }
     if (len == 0 || strspn(contents, " \t\r\n") == len) {
         g_set_error(err, SCENARIO_ERROR, 1, "%s: the scenario file is empty: expected sections such as [topology] and [workload NAME]", path);
+        g_free(contents);
+        goto fail;
+    }
+    if (!no_duplicate_groups(path, contents, err)) {
         g_free(contents);
         goto fail;
     }

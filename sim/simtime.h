@@ -16,7 +16,8 @@ static inline simtime_t serialisation_ps(uint64_t bytes, uint64_t bps)
 {
     /* bytes*8e12 overflows above ~2.3 MB; split to stay exact for any size. */
     unsigned __int128 num = (unsigned __int128)bytes * 8u * PS_PER_S;
-    return (simtime_t)((num + bps - 1) / bps);
+    unsigned __int128 t = (num + bps - 1) / bps;
+    return t > SIMTIME_NEVER ? SIMTIME_NEVER : (simtime_t)t; /* saturates, never wraps */
 }
 
 #endif

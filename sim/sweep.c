@@ -1230,6 +1230,13 @@ enum sweep_result sweep_run(struct sweep *s, const guint *which, guint n, sweep_
             p->state = SP_DONE;
             p->reused = TRUE;
             g->done++;
+            /* a sweep killed (SIGKILL) after the point's run finished never removed its
+             * empty log: done now, as finished() would have */
+            char *log = point_path(s, p, ".log");
+            GStatBuf sb;
+            if (g_stat(log, &sb) == 0 && sb.st_size == 0)
+                g_unlink(log);
+            g_free(log);
             if (fn && !fn(s, p, ud))
                 stop = TRUE;
         } else {

@@ -1,5 +1,4 @@
 #include "sim/units.h"
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,23 +6,122 @@
 
 struct unit {
     const char *name;
-    double scale;
+    uint64_t scale; /* base units per unit, exact */
 };
 
 static const struct unit size_units[] = {
-    { "B", 1 },      { "KB", 1e3 },   { "KiB", 1024.0 }, { "MB", 1e6 },
-    { "MiB", 1048576.0 }, { "GB", 1e9 }, { "GiB", 1073741824.0 }, { NULL, 0 },
+    { "B", 1 },      { "KB", 1000 },   { "KiB", 1024 }, { "MB", 1000000 },
+    { "MiB", 1048576 }, { "GB", 1000000000 }, { "GiB", 1073741824 }, { NULL, 0 },
 };
 static const struct unit rate_units[] = {
-    { "bps", 1 }, { "Kbps", 1e3 }, { "Mbps", 1e6 }, { "Gbps", 1e9 }, { "Tbps", 1e12 }, { NULL, 0 },
+    { "bps", 1 }, { "Kbps", 1000 }, { "Mbps", 1000000 }, { "Gbps", 1000000000 }, { "Tbps", 1000000000000 }, { NULL, 0 },
 };
 static const struct unit time_units[] = {
-    { "ps", 1 }, { "ns", 1e3 }, { "us", 1e6 }, { "ms", 1e9 }, { "s", 1e12 }, { NULL, 0 },
+    { "ps", 1 }, { "ns", 1000 }, { "us", 1000000 }, { "ms", 1000000000 }, { "s", 1000000000000 }, { NULL, 0 },
 };
 
-/* Parses "<number><unit>" with optional spaces between; the number may have a fraction.
- * The product must be a non-negative integer in the base unit (after rounding to nearest,
- * allowing tiny float error) that fits in uint64_t. */
+/* A decimal number read exactly: value = digits x 10^exp10. */
+struct decimal {
+    unsigned __int128 digits; /* significant digits, at most 24 of them */
+    int64_t exp10;
+};
+
+/* Reads DIGITS[.DIGITS][(e|E)[-]DIGITS] at *p; FALSE (with *p unchanged) if it is not one.
+ * No sign, no hexadecimal, no "inf"/"nan": only what a person writes as a quantity. */
+static gboolean read_decimal(const char **p, struct decimal *d, int *beyond)
+{
+    const char *q = *p;
+    d->digits = 0;
+    d->exp10 = 0;
+    *beyond = 0; /* more digits than kept: 1 the value is too large, 2 it is not whole */
+    int ndig = 0;
+    if (!g_ascii_isdigit(*q))
+        return FALSE;
+    for (; g_ascii_isdigit(*q); q++) {
+        if (d->digits == 0 && *q == '0')
+            continue; /* leading zeros carry nothing */
+        if (ndig < 24) {
+            d->digits = d->digits * 10 + (unsigned)(*q - '0');
+            ndig++;
+        } else {
+            *beyond = 1; /* 25 integer digits: far above 2^64 */
+        }
+    }
+    if (*q == '.') {
+        q++;
+        if (!g_ascii_isdigit(*q))
+            return FALSE;
+        for (; g_ascii_isdigit(*q); q++) {
+            if (d->digits == 0 && *q == '0') {
+                d->exp10--;
+                continue;
+            }
+            if (ndig < 24) {
+                d->digits = d->digits * 10 + (unsigned)(*q - '0');
+                ndig++;
+                d->exp10--;
+            } else if (*q != '0' && !*beyond) {
+                *beyond = 2;
+            }
+        }
+    }
+    if (*q == 'e' || *q == 'E') {
+        const char *e = q + 1;
+        gboolean neg = *e == '-';
+        if (neg)
+            e++;
+        if (!g_ascii_isdigit(*e))
+            return FALSE;
+        int64_t x = 0;
+        for (; g_ascii_isdigit(*e); e++)
+            if (x < 100000)
+                x = x * 10 + (*e - '0');
+        d->exp10 += neg ? -x : x;
+        q = e;
+    }
+    *p = q;
+    return TRUE;
+}
+
+/* digits x 10^exp10 x scale as a whole uint64_t: 0 ok, 1 too large, 2 not whole. */
+static int decimal_to_u64(const struct decimal *d, uint64_t scale, uint64_t *out)
+{
+    unsigned __int128 v = d->digits * scale; /* < 10^24 x 10^12 < 2^128 */
+    const unsigned __int128 max = UINT64_MAX;
+    if (v == 0) {
+        *out = 0;
+        return 0;
+    }
+    int64_t e = d->exp10;
+    for (; e > 0; e--) {
+        if (v > max)
+            return 1;
+        v *= 10;
+    }
+    for (; e < 0; e++) {
+        if (v % 10)
+            return 2;
+        v /= 10;
+    }
+    if (v > max)
+        return 1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static gboolean is_blank(char c) { return c == ' ' || c == '\t'; }
+
+static char *unit_names(const struct unit *units)
+{
+    GString *names = g_string_new(NULL);
+    for (const struct unit *u = units; u->name; u++)
+        g_string_append_printf(names, "%s%s", u == units ? "" : ", ", u->name);
+    return g_string_free(names, FALSE);
+}
+
+/* Parses "<number><unit>", blanks (space, tab) allowed around and between. The number is
+ * decimal, read exactly (no binary floating point), with an optional fraction and exponent;
+ * the value in the base unit must be a whole number that fits in uint64_t. */
 static gboolean parse_with_units(const char *text, const struct unit *units, const char *what,
                                  const char *example, uint64_t *out, char **why)
 {
@@ -31,65 +129,97 @@ static gboolean parse_with_units(const char *text, const struct unit *units, con
         *why = g_strdup_printf("empty value: expected a %s such as %s", what, example);
         return FALSE;
     }
-    while (g_ascii_isspace(*text))
-        text++;
-    if (*text == '-') {
+    for (const char *c = text; *c; c++)
+        if ((unsigned char)*c < 0x20 && *c != '\t') {
+            *why = g_strdup_printf("'%s' holds a control character (byte 0x%02x): expected a %s such as %s", text,
+                                   (unsigned char)*c, what, example);
+            return FALSE;
+        }
+    const char *p = text;
+    while (is_blank(*p))
+        p++;
+    if (*p == '-') {
         *why = g_strdup_printf("'%s' is negative: expected a %s such as %s", text, what, example);
         return FALSE;
     }
-    char *end = NULL;
-    errno = 0;
-    double v = g_ascii_strtod(text, &end);
-    if (end == text || errno == ERANGE || !isfinite(v)) {
-        *why = g_strdup_printf("'%s' is not a %s: expected a number with a unit, such as %s", text,
-                               what, example);
+    if (*p == '+' || *p == '.') {
+        *why = g_strdup_printf("'%s': a number starts with digits (no sign, no leading '.'): expected a %s such as %s",
+                               text, what, example);
         return FALSE;
     }
-    while (g_ascii_isspace(*end))
-        end++;
-    char unitbuf[16];
-    size_t ul = strlen(end);
-    while (ul > 0 && g_ascii_isspace(end[ul - 1]))
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        *why = g_strdup_printf("'%s' is not a decimal number: expected a %s such as %s", text, what, example);
+        return FALSE;
+    }
+    struct decimal d;
+    int beyond;
+    const char *num = p;
+    if (!read_decimal(&p, &d, &beyond)) {
+        if (g_ascii_isdigit(*num))
+            *why = g_strdup_printf("'%s': expected digits after '.' or 'e' in a %s such as %s", text, what, example);
+        else
+            *why = g_strdup_printf("'%s' is not a %s: expected a number with a unit, such as %s", text, what, example);
+        return FALSE;
+    }
+    while (is_blank(*p))
+        p++;
+    size_t ul = strlen(p);
+    while (ul > 0 && is_blank(p[ul - 1]))
         ul--;
     if (ul == 0) {
-        GString *names = g_string_new(NULL);
-        for (const struct unit *u = units; u->name; u++)
-            g_string_append_printf(names, "%s%s", u == units ? "" : ", ", u->name);
-        *why = g_strdup_printf("'%s' has no unit: a %s needs one of %s, e.g. %s", text, what,
-                               names->str, example);
-        g_string_free(names, TRUE);
+        char *names = unit_names(units);
+        *why = g_strdup_printf("'%s' has no unit: a %s needs one of %s, e.g. %s", text, what, names, example);
+        g_free(names);
         return FALSE;
     }
-    if (ul >= sizeof unitbuf) {
-        *why = g_strdup_printf("'%s': unknown unit, expected a %s such as %s", text, what, example);
-        return FALSE;
-    }
-    memcpy(unitbuf, end, ul);
-    unitbuf[ul] = 0;
     for (const struct unit *u = units; u->name; u++) {
-        if (strcmp(u->name, unitbuf) != 0)
+        if (strlen(u->name) != ul || strncmp(u->name, p, ul) != 0)
             continue;
-        double base = v * u->scale;
-        double rounded = floor(base + 0.5);
-        if (rounded > 1.8e19) {
-            *why = g_strdup_printf("'%s' is too large for a %s", text, what);
+        uint64_t v = 0;
+        int r = beyond ? beyond : decimal_to_u64(&d, u->scale, &v);
+        if (r == 1) {
+            *why = g_strdup_printf("'%s' is too large for a %s (at most %" G_GUINT64_FORMAT "%s)", text, what,
+                                   (uint64_t)UINT64_MAX, units[0].name);
             return FALSE;
         }
-        /* whole base units only; the slack covers binary rounding of decimal fractions */
-        if (fabs(base - rounded) > 1e-3 + 4e-16 * rounded) {
+        if (r == 2) {
             *why = g_strdup_printf("'%s' is not a whole number of %s", text, units[0].name);
             return FALSE;
         }
-        *out = (uint64_t)rounded;
+        *out = v;
         return TRUE;
     }
-    GString *names = g_string_new(NULL);
-    for (const struct unit *u = units; u->name; u++)
-        g_string_append_printf(names, "%s%s", u == units ? "" : ", ", u->name);
-    *why = g_strdup_printf("'%s': unknown unit '%s' for a %s, expected one of %s", text, unitbuf,
-                           what, names->str);
-    g_string_free(names, TRUE);
+    char *names = unit_names(units);
+    char *unit = g_strndup(p, ul);
+    *why = g_strdup_printf("'%s': unknown unit '%s' for a %s, expected one of %s", text, unit, what, names);
+    g_free(unit);
+    g_free(names);
     return FALSE;
+}
+
+gboolean units_parse_real(const char *text, double *out)
+{
+    if (!text)
+        return FALSE;
+    const char *p = text;
+    while (is_blank(*p))
+        p++;
+    if (*p == '-')
+        p++;
+    struct decimal d;
+    int beyond;
+    if (!read_decimal(&p, &d, &beyond))
+        return FALSE;
+    while (is_blank(*p))
+        p++;
+    if (*p)
+        return FALSE;
+    /* the text is plain decimal now, which strtod reads as written */
+    double v = g_ascii_strtod(text, NULL);
+    if (!isfinite(v))
+        return FALSE;
+    *out = v;
+    return TRUE;
 }
 
 gboolean units_parse_size(const char *text, uint64_t *bytes, char **why)
@@ -114,13 +244,13 @@ static char *format_exact(uint64_t v, const struct unit *units, char *buf, size_
 {
     const struct unit *best = &units[0];
     for (const struct unit *u = units; u->name; u++) {
-        uint64_t s = (uint64_t)u->scale;
-        if (s > 0 && v % s == 0 && v / s > 0 && s >= (uint64_t)best->scale)
+        uint64_t s = u->scale;
+        if (s > 0 && v % s == 0 && v / s > 0 && s >= best->scale)
             best = u;
     }
     if (v == 0)
         best = &units[0];
-    snprintf(buf, len, "%" G_GUINT64_FORMAT "%s", v / (uint64_t)best->scale, best->name);
+    snprintf(buf, len, "%" G_GUINT64_FORMAT "%s", v / best->scale, best->name);
     return buf;
 }
 
@@ -139,9 +269,9 @@ char *units_format_time(simtime_t ps, char *buf, size_t len)
 {
     const struct unit *best = &time_units[0];
     for (const struct unit *u = time_units; u->name; u++)
-        if (ps >= (uint64_t)u->scale)
+        if (ps >= u->scale)
             best = u;
-    uint64_t s = (uint64_t)best->scale;
+    uint64_t s = best->scale;
     if (ps % s == 0) {
         snprintf(buf, len, "%" G_GUINT64_FORMAT "%s", ps / s, best->name);
     } else {
