@@ -161,3 +161,20 @@ uint32_t roce_flow_label_for_sport(uint16_t sport)
     /* 0 would make the NIC hash the QP numbers; 0x4001 folds to the same low bits of 0 */
     return low ? low : 0x4001u;
 }
+
+void schedule_number_qps(GArray *qps)
+{
+    GHashTable *next = g_hash_table_new(g_direct_hash, g_direct_equal); /* host -> next qpn */
+    for (guint i = 0; i < qps->len; i++) {
+        struct sched_qp *q = &g_array_index(qps, struct sched_qp, i);
+        uint32_t *ends[2] = { &q->lqpn, &q->rqpn };
+        uint32_t hosts[2] = { q->src, q->dst };
+        for (int k = 0; k < 2; k++) {
+            gpointer v = g_hash_table_lookup(next, GUINT_TO_POINTER(hosts[k] + 1));
+            uint32_t qpn = v ? GPOINTER_TO_UINT(v) : 0x100;
+            *ends[k] = qpn;
+            g_hash_table_insert(next, GUINT_TO_POINTER(hosts[k] + 1), GUINT_TO_POINTER(qpn + 1));
+        }
+    }
+    g_hash_table_unref(next);
+}

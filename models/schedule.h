@@ -103,6 +103,10 @@ GArray *schedule_job_sinks(const struct schedule *s, uint32_t job);
  * the later transfer. */
 gboolean schedule_derive_qps(const struct schedule *s, GArray *qps, uint32_t **qp_of, uint32_t *bad,
                              GError **err);
+/* Gives every QP of qps its QP numbers at both ends as the simulator does (each host counts
+ * from 0x100 in QP order, the requester's end first): a v2 file's qp lines carry the ports,
+ * the numbers follow from the order. */
+void schedule_number_qps(GArray *qps);
 /* The mlx5 flow label that makes the NIC send on UDP source port `sport` (0xC000..0xFFFF):
  * mlx5 computes sport = 0xC000 | (fl[13:0] ^ fl[19:14]), and a label of 0 means "hash the QP
  * numbers", so 0xC000 is reached with fl = 0x4001 instead. */

@@ -813,6 +813,8 @@ struct schedule *schedule_read(const char *path, uint32_t nhosts, GError **err)
         /* v1 has no qp lines: the QPs are the simulator's (validation checked priorities) */
         if (ok && r.version == 1)
             ok = schedule_derive_qps(s, s->qps, NULL, NULL, err);
+        else if (ok)
+            schedule_number_qps(s->qps);
     }
     g_array_free(deps, TRUE);
     g_array_free(tline, TRUE);

@@ -34,6 +34,7 @@ struct replay_config {
     uint32_t mtu;
     uint64_t rate_bps;
     uint32_t window;
+    double drop;                      /* udp fault injection (udp.h) */
     int64_t rto_ns;
     int64_t timeout_ns;               /* a transfer not completed within it stops the run */
     int64_t start_delay_ns;           /* from the start barrier to time 0 of the schedule */

@@ -326,7 +326,7 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
     struct udp_config uc = { .me = r.me, .nhosts = (uint32_t)size, .sched = r.s, .addr = c->addr,
                              .port = c->udp_port, .mtu = c->mtu, .rate_bps = c->rate_bps,
                              .window = c->window, .rto_ns = c->rto_ns, .retry = 7,
-                             .entropy_ports = TRUE };
+                             .entropy_ports = TRUE, .drop = c->drop };
     GError *xe = NULL;
     r.x = udp_xport_new(&uc, &ev, &xe);
     /* every rank says whether its transport came up before anyone starts */

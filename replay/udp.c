@@ -11,6 +11,7 @@
 #include "models/schedule_io.h"
 #include "replay/ctrl.h"
 #include "replay/replay.h"
+#include "replay/segment.h"
 
 #define CTRL_QPN_BASE 0x800000u  /* control QP numbers: base | peer host */
 #define ACK_EVERY     16u
@@ -64,6 +65,7 @@ struct udp {
     uint32_t rr;                 /* round robin position */
     double next_send;            /* pacing, ns */
     struct xport_stats st;
+    uint64_t rng;                /* xorshift state for --drop */
     uint8_t buf[FRAME_MAX_BYTES];
     GError *fatal;
 };
@@ -183,29 +185,31 @@ static const struct umsg *msg_of(const struct utx *t, uint32_t k)
     return &g_array_index(t->msgs, struct umsg, lo);
 }
 
+static gboolean injected_drop(struct udp *u)
+{
+    u->rng ^= u->rng << 13;
+    u->rng ^= u->rng >> 7;
+    u->rng ^= u->rng << 17;
+    return (double)(u->rng >> 11) / 9007199254740992.0 < u->c.drop;
+}
+
 /* Builds and sends packet t->nxt. */
 static void send_data(struct udp *u, struct utx *t)
 {
     const struct umsg *m = msg_of(t, t->nxt);
-    uint32_t i = t->nxt - m->first;
-    uint64_t off = (uint64_t)i * u->c.mtu;
-    uint32_t payload = (uint32_t)MIN((uint64_t)u->c.mtu, m->bytes - off);
-    uint64_t end = off + payload;
-    /* segmentation rule (schedule_io.h): messages of SCHEDULE_MAX_MESSAGE bytes, the last
-     * one carries the immediate */
+    struct segment sg;
+    segment_packet(m->bytes, u->c.mtu, t->nxt - m->first, &sg);
     struct packet p = { .kind = PKT_DATA, .src = u->c.me, .dst = t->peer, .transfer = m->xfer,
-                        .payload = (uint16_t)payload, .sport = t->sport, .dscp = t->dscp,
+                        .payload = (uint16_t)sg.payload, .sport = t->sport, .dscp = t->dscp,
                         .ecn = ECN_ECT0, .dst_qpn = t->peer_qpn, .src_qpn = t->qpn };
     p.psn = (t->ipsn + t->nxt) & 0xFFFFFF;
-    if (off % SCHEDULE_MAX_MESSAGE == 0)
-        p.flags |= PKT_F_FIRST;
-    if (end == m->bytes || end % SCHEDULE_MAX_MESSAGE == 0)
-        p.flags |= PKT_F_LAST;
-    uint64_t msg_off = off - off % SCHEDULE_MAX_MESSAGE;
-    struct frame_ctx fc = { .msg_bytes = MIN(m->bytes - msg_off, SCHEDULE_MAX_MESSAGE),
-                            .imm = end == m->bytes, .imm_data = m->xfer };
+    p.flags = (sg.first ? PKT_F_FIRST : 0) | (sg.last ? PKT_F_LAST : 0);
+    struct frame_ctx fc = { .msg_bytes = sg.msg_bytes, .imm = sg.imm, .imm_data = m->xfer };
     size_t len = frame_build(&p, &fc, u->buf, sizeof u->buf);
-    send_frame(u, t->fd, t->peer, t->dscp, u->buf, len);
+    if (u->c.drop > 0 && injected_drop(u))
+        u->st.tx_packets++; /* counted as sent, lost on the way */
+    else
+        send_frame(u, t->fd, t->peer, t->dscp, u->buf, len);
     t->nxt++;
     if (u->c.rate_bps) {
         double wire = (double)(len + FCS_BYTES + 20 /* preamble + IFG */);
@@ -473,7 +477,7 @@ static int udp_pollfds(void *impl, struct pollfd *fds, int max)
 
 static gboolean queue_msg(struct udp *u, struct utx *t, uint32_t xfer, uint64_t bytes)
 {
-    uint64_t np = bytes ? (bytes + u->c.mtu - 1) / u->c.mtu : 1;
+    uint64_t np = segment_packets(bytes, u->c.mtu);
     struct umsg m = { xfer, bytes, t->alloc, (uint32_t)np };
     g_array_append_val(t->msgs, m);
     t->alloc += (uint32_t)np;
@@ -585,6 +589,7 @@ struct xport *udp_xport_new(const struct udp_config *c, const struct xport_event
     u->c = *c;
     u->ev = *ev;
     u->fd = -1;
+    u->rng = 0x9E3779B97F4A7C15ull * (c->me + 1);
     if (c->mtu == 0 || c->mtu > FRAME_MAX_BYTES - HDRS - 64 || c->window == 0) {
         g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_INPUT, "udp transport: mtu %u / window %u",
                     c->mtu, c->window);

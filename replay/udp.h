@@ -29,6 +29,8 @@ struct udp_config {
     int64_t rto_ns;
     int retry;
     gboolean entropy_ports;           /* send each QP from its sport */
+    double drop;                      /* fault injection: drop this fraction of the data
+                                       * packets sent (seeded per host, reproducible) */
 };
 
 struct xport *udp_xport_new(const struct udp_config *c, const struct xport_events *ev,

@@ -61,6 +61,7 @@ int cmd_replay(int argc, char **argv)
     char *hosts = NULL, *transport = NULL, *device = NULL, *gid = NULL, *scenario = NULL,
          *timeout = NULL, *out = NULL, *rate = NULL, *rto = NULL, *ctrl_addr = NULL;
     int udp_port = 4791, ctrl_port = 18515, mtu = 0, window = 64;
+    double drop = 0;
     GOptionEntry entries[] = {
         { "hosts", 0, 0, G_OPTION_ARG_FILENAME, &hosts, "Lab map: which machine plays each schedule host (default: all on this machine, 127.0.0.x)", "FILE" },
         { "transport", 0, 0, G_OPTION_ARG_STRING, &transport, "verbs (RoCE NICs) or udp (default udp)", "verbs|udp" },
@@ -73,6 +74,7 @@ int cmd_replay(int argc, char **argv)
         { "mtu", 0, 0, G_OPTION_ARG_INT, &mtu, "udp: payload bytes per datagram (default: the schedule's mtu)", "BYTES" },
         { "window", 0, 0, G_OPTION_ARG_INT, &window, "udp: packets in flight per QP (default 64)", "N" },
         { "rto", 0, 0, G_OPTION_ARG_STRING, &rto, "udp: retransmission timeout (default 20ms)", "TIME" },
+        { "drop", 0, 0, G_OPTION_ARG_DOUBLE, &drop, "udp fault injection: drop this fraction of data packets (0..0.5)", "P" },
         { "udp-port", 0, 0, G_OPTION_ARG_INT, &udp_port, "udp: port every host listens on (default 4791)", "PORT" },
         { "ctrl-port", 0, 0, G_OPTION_ARG_INT, &ctrl_port, "TCP port of rank 0's control plane (default 18515)", "PORT" },
         { "ctrl-addr", 0, 0, G_OPTION_ARG_STRING, &ctrl_addr, "rank 0's control address (default: host 0's address in the map)", "IPV4" },
@@ -111,8 +113,8 @@ int cmd_replay(int argc, char **argv)
         goto done;
     }
     if (udp_port <= 0 || udp_port > 65535 || ctrl_port <= 0 || ctrl_port > 65535 || window <= 0 ||
-        mtu < 0 || mtu > 9000) {
-        fprintf(stderr, "rocesim replay: --udp-port/--ctrl-port 1..65535, --window > 0, --mtu 1..9000\n");
+        mtu < 0 || mtu > 9000 || !(drop >= 0 && drop <= 0.5)) {
+        fprintf(stderr, "rocesim replay: --udp-port/--ctrl-port 1..65535, --window > 0, --mtu 1..9000, --drop 0..0.5\n");
         goto done;
     }
     if (!mpi_split_detect(&ms, &err)) {
@@ -197,7 +199,7 @@ int cmd_replay(int argc, char **argv)
     struct replay_config c = {
         .sched = s, .schedule_path = argv[1], .rank = ms.rank, .size = ms.size, .addr = addr,
         .ctrl_addr = ctrl_addr ? ctrl_addr : a0, .ctrl_port = (uint16_t)ctrl_port,
-        .udp_port = (uint16_t)udp_port, .mtu = m, .rate_bps = rate_bps, .window = (uint32_t)window,
+        .udp_port = (uint16_t)udp_port, .mtu = m, .rate_bps = rate_bps, .window = (uint32_t)window, .drop = drop,
         .rto_ns = rto_ns, .timeout_ns = timeout_ns, .start_delay_ns = 100000000,
         .ideal = ideal_ps, .ideal_ctx = &ic, .out_dir = out, .transport = tr, .stop = &stop_flag,
     };

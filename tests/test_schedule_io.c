@@ -548,6 +548,22 @@ static void test_qp_lines_match_simulator(void)
         CU_ASSERT_EQUAL(a->prio, n->qps[q].prio);
         CU_ASSERT_EQUAL(a->sport, n->qps[q].sport);
     }
+    /* a v2 file carries the ports; the QP numbers follow from the qp lines' order */
+    char *dir = test_tmpdir(), *file = g_build_filename(dir, "incast.sched", NULL);
+    CU_ASSERT_FATAL(schedule_write(s, file, &err));
+    struct schedule *r = schedule_read(file, 0, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL_FATAL(r->qps->len, n->nqps);
+    for (uint32_t q = 0; q < n->nqps; q++) {
+        const struct sched_qp *a = &g_array_index(r->qps, struct sched_qp, q);
+        CU_ASSERT_EQUAL(a->sport, n->qps[q].sport);
+        CU_ASSERT_EQUAL(a->lqpn, n->qps[q].lqpn);
+        CU_ASSERT_EQUAL(a->rqpn, n->qps[q].rqpn);
+    }
+    schedule_free(r);
+    test_rmtree(dir);
+    g_free(file);
+    g_free(dir);
     /* meta from the scenario */
     schedule_set_meta(s, sc, t);
     CU_ASSERT_EQUAL(s->meta.hosts, t->nhosts);
