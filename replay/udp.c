@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "analysis/frames.h"
 #include "models/schedule_io.h"
@@ -88,6 +89,9 @@ static int open_socket(const struct in_addr *a, uint16_t port, GError **err)
     setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof big);
     setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof big);
     setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof one);
+    /* kernel receive timestamps: a packet's time is when it arrived, not when this process
+     * got round to reading it (ranks share CPUs) */
+    setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port), .sin_addr = *a };
     if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
         char ip[INET_ADDRSTRLEN];
@@ -224,8 +228,10 @@ static gboolean tx_can_send(const struct udp *u, const struct utx *t)
 
 static void run_sender(struct udp *u, int64_t now)
 {
+    /* idle time earns at most 1 ms of burst: a late wake-up (ranks share CPUs) is made up
+     * for instead of lost */
     if (u->next_send < (double)now - 1e6)
-        u->next_send = (double)now - 1e6; /* idle time earns at most 1 ms of burst */
+        u->next_send = (double)now - 1e6;
     for (int sent = 0; sent < BUDGET && u->ntx;) {
         if (u->c.rate_bps && u->next_send > (double)now)
             return;
@@ -334,9 +340,13 @@ static int64_t host_of(const struct udp *u, struct in_addr a)
 
 static void run_receiver(struct udp *u, int64_t now)
 {
+    /* SO_TIMESTAMPNS stamps are CLOCK_REALTIME: map them onto the monotonic clock */
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    int64_t mono_minus_real = now - ((int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec);
     for (int n = 0; n < BUDGET; n++) {
         struct sockaddr_in from;
-        char cbuf[CMSG_SPACE(sizeof(int)) * 2];
+        char cbuf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec)) + 64];
         struct iovec iov = { u->buf + HDRS, sizeof u->buf - HDRS };
         struct msghdr mh = { .msg_name = &from, .msg_namelen = sizeof from, .msg_iov = &iov,
                              .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf };
@@ -349,9 +359,16 @@ static void run_receiver(struct udp *u, int64_t now)
         if (src < 0)
             continue; /* not one of ours */
         uint8_t tos = 0;
+        int64_t arrived = now;
         for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
-            if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS)
+            if (cm->cmsg_level == IPPROTO_IP && cm->cmsg_type == IP_TOS) {
                 tos = *(uint8_t *)CMSG_DATA(cm);
+            } else if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+                struct timespec ts;
+                memcpy(&ts, CMSG_DATA(cm), sizeof ts);
+                int64_t t = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + mono_minus_real;
+                arrived = MIN(t, now);
+            }
         u->st.rx_packets++;
         /* rebuild the Ethernet, IPv4 and UDP headers the sender's frame had, so frames.c
          * parses the datagram and checks its ICRC */
@@ -403,7 +420,7 @@ static void run_receiver(struct udp *u, int64_t now)
             if (g_hash_table_lookup_extended(u->rx_by_qpn, GUINT_TO_POINTER(fi.dest_qp), NULL, &v)) {
                 struct urx *r = &u->rx[GPOINTER_TO_UINT(v) - 1];
                 if (r->peer == (uint32_t)src)
-                    on_data(u, r, &fi, now);
+                    on_data(u, r, &fi, arrived);
             }
         } else if (g_hash_table_lookup_extended(u->tx_by_qpn, GUINT_TO_POINTER(fi.dest_qp), NULL,
                                                 &v)) {
@@ -413,7 +430,7 @@ static void run_receiver(struct udp *u, int64_t now)
             if (fi.is_cnp)
                 u->st.cnp_received++;
             else if (fi.has_aeth)
-                on_ack(u, t, &fi, now);
+                on_ack(u, t, &fi, arrived);
         }
     }
 }
