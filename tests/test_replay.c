@@ -553,7 +553,9 @@ static void rank_failure(int sig, const char *extra, const char *needle)
     double took = (double)(g_get_monotonic_time() - t0) / 1e6;
     if (sig == SIGSTOP)
         kill(pid[2], SIGCONT);
-    rc[2] = wait_bounded(pid[2], sig == SIGSTOP ? 10 : 1);
+    rc[2] = wait_bounded(pid[2], sig == SIGSTOP ? 10 : 5);
+    if (sig == SIGTERM)
+        CU_ASSERT_EQUAL(rc[2], 1); /* it stopped itself, it was not killed */
     char *err0 = read_all(efd[0]);
     for (int r = 1; r < 4; r++)
         g_free(read_all(efd[r]));
@@ -598,6 +600,13 @@ static void test_rank_hangs_retry_exceeded(void)
                  "rank 1: transfer 1 (host 1 -> host 2, 8000000 bytes): transport retry counter exceeded");
 }
 
+/* SIGTERM (as mpirun sends when a job is cancelled) behaves like a timeout: the rank stops,
+ * says why, and everyone writes what they have */
+static void test_rank_terminated(void)
+{
+    rank_failure(SIGTERM, "--timeout 2s --rate 100Mbps --mtu 1024", "rank 2: stopped by a signal");
+}
+
 static CU_TestInfo tests[] = {
     { "segmentation rule (32-bit RETH, 2^31 messages)", test_segmentation },
     { "24-bit PSN arithmetic", test_psn_wrap },
@@ -613,6 +622,7 @@ static CU_TestInfo tests[] = {
     { "a rank killed: the others stop, incomplete", test_rank_killed },
     { "a rank hung: timeout, incomplete", test_rank_hangs },
     { "a rank hung: retry exceeded, incomplete", test_rank_hangs_retry_exceeded },
+    { "SIGTERM: the rank stops cleanly, incomplete", test_rank_terminated },
     CU_TEST_INFO_NULL,
 };
 
