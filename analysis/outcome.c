@@ -276,3 +276,16 @@ void run_figures_clear(struct run_figures *fig)
         g_ptr_array_free(fig->warnings, TRUE);
     fig->warnings = NULL;
 }
+
+char *outcome_json_text(JsonBuilder *b)
+{
+    JsonGenerator *gen = json_generator_new();
+    json_generator_set_pretty(gen, TRUE);
+    JsonNode *root = json_builder_get_root(b);
+    json_generator_set_root(gen, root);
+    char *text = json_generator_to_data(gen, NULL);
+    json_node_unref(root);
+    g_object_unref(gen);
+    g_object_unref(b);
+    return text;
+}

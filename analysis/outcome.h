@@ -76,6 +76,8 @@ int outcome_cmp_u64(const void *a, const void *b);
 int outcome_cmp_dbl(const void *a, const void *b);
 uint64_t outcome_pct_u64(const uint64_t *v, size_t n, double p);
 double outcome_pct_dbl(const double *v, size_t n, double p);
+/* The builder's document as pretty-printed JSON (summary.json's layout); consumes b. */
+char *outcome_json_text(JsonBuilder *b);
 /* Frees fig's collectives and warnings. */
 void run_figures_clear(struct run_figures *fig);
 

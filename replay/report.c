@@ -224,14 +224,7 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
             json_builder_add_string_value(b, g_ptr_array_index(fig.warnings, i));
         json_builder_end_array(b);
         json_builder_end_object(b);
-        JsonGenerator *gen = json_generator_new();
-        json_generator_set_pretty(gen, TRUE);
-        JsonNode *root = json_builder_get_root(b);
-        json_generator_set_root(gen, root);
-        char *text = json_generator_to_data(gen, NULL);
-        json_node_unref(root);
-        g_object_unref(gen);
-        g_object_unref(b);
+        char *text = outcome_json_text(b);
         char *jp = g_build_filename(rd.tmp, "summary.json", NULL);
         ok = g_file_set_contents(jp, text, -1, err);
         g_free(jp);

@@ -32,7 +32,7 @@ struct rank_state {
     int64_t *known;                /* latest dependency finish known here (local ns) */
     int64_t *posted;               /* local start time, or -1 */
     int64_t local_t0;              /* local time of schedule time 0 */
-    GArray *heap;                  /* struct timed: pending starts */
+    GSequence *heap;               /* struct timed: pending starts */
     GByteArray *report;            /* struct replay_record... */
     uint32_t to_start, to_finish;  /* obligations left */
     int64_t last_event;
@@ -51,42 +51,29 @@ static void record(struct rank_state *r, uint32_t id, uint32_t kind, int64_t t, 
     g_byte_array_append(r->report, (const guint8 *)&rec, sizeof rec);
 }
 
-static void heap_push(GArray *h, struct timed e)
+/* Pending starts in time order (ties by transfer id, so the order is reproducible). */
+static gint timed_cmp(gconstpointer a, gconstpointer b, gpointer unused)
 {
-    g_array_append_val(h, e);
-    guint i = h->len - 1;
-    struct timed *a = (struct timed *)h->data;
-    while (i > 0) {
-        guint p = (i - 1) / 2;
-        if (a[p].t < a[i].t || (a[p].t == a[i].t && a[p].id <= a[i].id))
-            break;
-        struct timed tmp = a[p];
-        a[p] = a[i];
-        a[i] = tmp;
-        i = p;
-    }
+    (void)unused;
+    const struct timed *x = a, *y = b;
+    return x->t != y->t ? (x->t < y->t ? -1 : 1) : (x->id > y->id) - (x->id < y->id);
 }
 
-static struct timed heap_pop(GArray *h)
+static void heap_push(GSequence *h, struct timed e)
 {
-    struct timed *a = (struct timed *)h->data;
-    struct timed top = a[0];
-    a[0] = a[h->len - 1];
-    g_array_set_size(h, h->len - 1);
-    guint i = 0, n = h->len;
-    for (;;) {
-        guint l = 2 * i + 1, m = i;
-        if (l < n && (a[l].t < a[m].t || (a[l].t == a[m].t && a[l].id < a[m].id)))
-            m = l;
-        if (l + 1 < n && (a[l + 1].t < a[m].t || (a[l + 1].t == a[m].t && a[l + 1].id < a[m].id)))
-            m = l + 1;
-        if (m == i)
-            break;
-        struct timed tmp = a[m];
-        a[m] = a[i];
-        a[i] = tmp;
-        i = m;
-    }
+    g_sequence_insert_sorted(h, g_memdup2(&e, sizeof e), timed_cmp, NULL);
+}
+
+static const struct timed *heap_top(GSequence *h)
+{
+    return g_sequence_is_empty(h) ? NULL : g_sequence_get(g_sequence_get_begin_iter(h));
+}
+
+static struct timed heap_pop(GSequence *h)
+{
+    GSequenceIter *it = g_sequence_get_begin_iter(h);
+    struct timed top = *(const struct timed *)g_sequence_get(it);
+    g_sequence_remove(it);
     return top;
 }
 
@@ -271,7 +258,7 @@ static gboolean setup(struct rank_state *r, GError **err)
             r->dep_list[fill[d[k]]++] = i;
     }
     g_free(fill);
-    r->heap = g_array_new(FALSE, FALSE, sizeof(struct timed));
+    r->heap = g_sequence_new(g_free);
     r->report = g_byte_array_new();
     return TRUE;
 }
@@ -292,7 +279,7 @@ static void teardown(struct rank_state *r)
     g_free(r->acked);
     g_free(r->notified_stamp);
     if (r->heap)
-        g_array_free(r->heap, TRUE);
+        g_sequence_free(r->heap);
     if (r->report)
         g_byte_array_unref(r->report);
     g_free(r->abort_reason);
@@ -394,7 +381,7 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
     char *final_reason = NULL;
     while (!fin) {
         int64_t now = ctrl_now_ns();
-        while (r.heap->len && g_array_index(r.heap, struct timed, 0).t <= now && !aborting) {
+        while (heap_top(r.heap) && heap_top(r.heap)->t <= now && !aborting) {
             struct timed e = heap_pop(r.heap);
             start(&r, e.id, MAX(now, e.t));
             r.last_event = now;
@@ -464,8 +451,8 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
         int nf = r.x->ops->pollfds(r.x->impl, fds, MAX_POLL);
         nf += ctrl_pollfds(r.ctrl, fds + nf, MAX_POLL - nf);
         int64_t due = MIN(r.x->ops->next_due(r.x->impl), now + 20000000);
-        if (r.heap->len && !aborting)
-            due = MIN(due, g_array_index(r.heap, struct timed, 0).t);
+        if (heap_top(r.heap) && !aborting)
+            due = MIN(due, heap_top(r.heap)->t);
         if (due > now) {
             int64_t w = due - now;
             struct timespec ts = { (time_t)(w / 1000000000), (long)(w % 1000000000) };

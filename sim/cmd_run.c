@@ -322,15 +322,7 @@ static char *summary_json(const struct net *n, const struct run_figures *fig, si
     json_builder_end_object(b);
     json_builder_end_object(b);
 
-    JsonGenerator *gen = json_generator_new();
-    json_generator_set_pretty(gen, TRUE);
-    JsonNode *root = json_builder_get_root(b);
-    json_generator_set_root(gen, root);
-    char *text = json_generator_to_data(gen, NULL);
-    json_node_unref(root);
-    g_object_unref(gen);
-    g_object_unref(b);
-    return text;
+    return outcome_json_text(b);
 }
 
 static char *human_bytes(uint64_t b, char *buf, size_t len)
