@@ -12,6 +12,8 @@
 #include "replay/segment.h"
 #include "replay/udp.h"
 #include "replay/verbs.h"
+#include "replay/verbs_plan.h"
+#include <sys/resource.h>
 #include "tests/testutil.h"
 
 /* ---- units ---- */
@@ -192,6 +194,59 @@ static void test_verbs_open_fake(void)
     /* the list is freed only after the device is open */
     CU_ASSERT_STRING_EQUAL(fake_calls->str, "get open:mlx5_1 free ");
     g_string_free(fake_calls, TRUE);
+}
+
+/* QP attributes by hand (replay.md 1.3 and 2): DSCP 26 -> traffic class 104; priority 3 ->
+ * SL 3; sport 0xC123 -> flow label 0x123; timeout 14, retry 7. */
+static void test_verbs_plan(void)
+{
+    struct sched_qp q = { .src = 0, .dst = 1, .prio = 3, .sport = 0xC123 };
+    struct verbs_qp_plan p;
+    GError *e = NULL;
+    CU_ASSERT_FATAL(verbs_plan_qp(&q, 26, 1024, IBV_MTU_4096, TRUE, &p, &e));
+    CU_ASSERT_EQUAL(p.traffic_class, 104);
+    CU_ASSERT_EQUAL(p.sl, 3);
+    CU_ASSERT_EQUAL(p.flow_label, 0x123);
+    CU_ASSERT_EQUAL(p.path_mtu, IBV_MTU_1024);
+    CU_ASSERT(p.timeout == 14 && p.retry_cnt == 7 && p.rnr_retry == 7 && p.min_rnr_timer == 12);
+    CU_ASSERT(p.hop_limit > 1); /* 1 would die at the first routed hop */
+    CU_ASSERT(p.access_flags & IBV_ACCESS_REMOTE_WRITE);
+    CU_ASSERT(p.landing_mr_flags & IBV_ACCESS_LOCAL_WRITE); /* REMOTE_WRITE requires it */
+    CU_ASSERT_FALSE((p.access_flags | p.landing_mr_flags | p.source_mr_flags) & IBV_ACCESS_REMOTE_READ);
+    CU_ASSERT_EQUAL(p.source_mr_flags, 0);
+    CU_ASSERT_FATAL(verbs_plan_qp(&q, 26, 1024, IBV_MTU_4096, FALSE, &p, &e));
+    CU_ASSERT_EQUAL(p.access_flags, 0); /* a sender exposes nothing */
+    q.sport = 0xC000; /* label 0 would mean "hash the QPNs" */
+    CU_ASSERT_FATAL(verbs_plan_qp(&q, 26, 1024, IBV_MTU_4096, FALSE, &p, &e));
+    CU_ASSERT_EQUAL(p.flow_label, 0x4001);
+    CU_ASSERT_FALSE(verbs_plan_qp(&q, 26, 4096, IBV_MTU_1024, FALSE, &p, &e));
+    CU_ASSERT(e && strstr(e->message, "path MTU 4096 is above the port's active MTU 1024"));
+    g_clear_error(&e);
+    CU_ASSERT_FALSE(verbs_plan_qp(&q, 26, 1500, IBV_MTU_4096, FALSE, &p, &e));
+    CU_ASSERT(e && strstr(e->message, "path MTU 1500 is not an InfiniBand MTU"));
+    g_clear_error(&e);
+    /* preflight */
+    CU_ASSERT_FALSE(verbs_preflight(65536, 1 << 20, 1000, 10, &e));
+    CU_ASSERT(e && strstr(e->message, "1048576 bytes of locked memory, RLIMIT_MEMLOCK allows 65536"));
+    g_clear_error(&e);
+    CU_ASSERT(verbs_preflight((uint64_t)RLIM_INFINITY, 1ull << 40, 1000, 10, &e));
+    CU_ASSERT_FALSE(verbs_preflight((uint64_t)RLIM_INFINITY, 1, 8, 9, &e));
+    CU_ASSERT(e && strstr(e->message, "needs 9 QPs, the device allows 8"));
+    g_clear_error(&e);
+}
+
+/* A 16-bit tick counter: 0xFFF0 then 0x0010 is a wrap (0x10010), then 0x0020 (0x10020).
+ * Two clock pairs (1000 ticks, 5000 ns) and (3000, 9000) give 2 ns a tick: 2000 -> 7000 ns;
+ * one pair uses the nominal 1 GHz (1e6 kHz): 2000 -> 6000 ns. */
+static void test_tick_clock(void)
+{
+    struct tick_clock c = { .mask = 0xFFFF };
+    CU_ASSERT_EQUAL(tick_extend(&c, 0xFFF0), 0xFFF0);
+    CU_ASSERT_EQUAL(tick_extend(&c, 0x0010), 0x10010);
+    CU_ASSERT_EQUAL(tick_extend(&c, 0x0020), 0x10020);
+    CU_ASSERT_EQUAL(tick_extend(&c, 0x1FFFF), 0x1FFFF); /* bits above the mask are ignored */
+    CU_ASSERT_EQUAL(tick_to_host_ns(2000, 1000, 5000, 3000, 9000, 0), 7000);
+    CU_ASSERT_EQUAL(tick_to_host_ns(2000, 1000, 5000, 1000, 5000, 1000000), 6000);
 }
 
 /* ---- the command line ---- */
@@ -478,7 +533,7 @@ static void replay_scenario(const char *name, const char *extra, gboolean compar
 static void test_mpirun_ring_allreduce(void) { replay_scenario("ring4", NULL, TRUE); }
 static void test_mpirun_incast(void) { replay_scenario("incast4", NULL, TRUE); }
 /* 2% of data packets lost on the way: NAKs and timeouts, go-back-N, everything lands */
-static void test_mpirun_drops_recovered(void) { replay_scenario("ring4", "--drop 0.02 --rto 5ms", FALSE); }
+static void test_mpirun_drops_recovered(void) { replay_scenario("ring4", "--drop 0.02 --rto 20ms", FALSE); }
 
 /* ---- failures: four ranks started by hand (the launcher's variables), one killed ---- */
 
@@ -614,6 +669,8 @@ static CU_TestInfo tests[] = {
     { "WRITE WITH IMMEDIATE frames", test_imm_frames },
     { "lab map file", test_hostmap },
     { "verbs device selection (fake table)", test_verbs_open_fake },
+    { "verbs QP attributes and preflight", test_verbs_plan },
+    { "CQE ticks: wrap and host time", test_tick_clock },
     { "no RDMA device: exit 3, nothing written", test_no_device },
     { "bad input: exit 2 with the reason", test_bad_input },
     { "mpirun -np 4: ring AllReduce", test_mpirun_ring_allreduce },

@@ -133,7 +133,7 @@ static void test_small_fifo_drops_recovered(void)
     const char *sargs[] = { "schedule", ini, "-o", sched, NULL };
     CU_ASSERT_EQUAL_FATAL(test_rocesim(sargs, NULL, NULL, NULL), 0);
     char *log = NULL;
-    int rc = netns_replay(sched, ini, lab, 16000, "--rto 5ms", &log);
+    int rc = netns_replay(sched, ini, lab, 16000, "--rto 20ms", &log);
     if (rc)
         fprintf(stderr, "\nnetns replay exit %d:\n%s\n", rc, log);
     CU_ASSERT_EQUAL(rc, 0);
