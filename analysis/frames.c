@@ -234,7 +234,7 @@ static size_t build_roce(const struct packet *p, const struct frame_ctx *ctx, ui
                          size_t cap)
 {
     uint8_t h[ETH_HDR_BYTES + VLAN_TAG_BYTES + IPV4_HDR_BYTES + UDP_HDR_BYTES + BTH_BYTES +
-              RETH_BYTES];
+              RETH_BYTES + IMMDT_BYTES];
     size_t o = 0;
     frame_host_mac(p->dst, h);
     frame_host_mac(p->src, h + 6);
@@ -253,13 +253,14 @@ static size_t build_roce(const struct packet *p, const struct frame_ctx *ctx, ui
     switch (p->kind) {
     case PKT_DATA: {
         bool first = p->flags & PKT_F_FIRST, last = p->flags & PKT_F_LAST;
-        opcode = first && last ? BTH_OP_WRITE_ONLY
+        bool imm = last && ctx->imm;
+        opcode = first && last ? (imm ? BTH_OP_WRITE_ONLY_IMM : BTH_OP_WRITE_ONLY)
                  : first       ? BTH_OP_WRITE_FIRST
-                 : last        ? BTH_OP_WRITE_LAST
+                 : last        ? (imm ? BTH_OP_WRITE_LAST_IMM : BTH_OP_WRITE_LAST)
                                : BTH_OP_WRITE_MIDDLE;
         ackreq = last;
         payload = p->payload;
-        ext = first ? RETH_BYTES : 0;
+        ext = (first ? RETH_BYTES : 0) + (imm ? IMMDT_BYTES : 0);
         break;
     }
     case PKT_ACK:
@@ -307,7 +308,7 @@ static size_t build_roce(const struct packet *p, const struct frame_ctx *ctx, ui
     put24(bth + 9, p->psn & 0xFFFFFFu);
 
     uint8_t *x = bth + BTH_BYTES;
-    if (p->kind == PKT_DATA && ext) {
+    if (p->kind == PKT_DATA && (p->flags & PKT_F_FIRST)) {
         /* RETH. The VA puts each transfer in its own 4 GiB window, so Wireshark users can
          * tell messages apart; R_Key is the destination QPN (any per-QP constant works). */
         uint64_t dma = ctx->msg_bytes ? MIN(ctx->msg_bytes, (uint64_t)UINT32_MAX)
@@ -315,7 +316,10 @@ static size_t build_roce(const struct packet *p, const struct frame_ctx *ctx, ui
         put64(x, (uint64_t)p->transfer << 32);
         put32(x + 8, p->dst_qpn & 0xFFFFFFu);
         put32(x + 12, (uint32_t)dma);
-    } else if (p->kind == PKT_ACK || p->kind == PKT_NAK) {
+    }
+    if (p->kind == PKT_DATA && (p->flags & PKT_F_LAST) && ctx->imm) /* ImmDt follows the RETH */
+        put32(x + ((p->flags & PKT_F_FIRST) ? RETH_BYTES : 0), ctx->imm_data);
+    else if (p->kind == PKT_ACK || p->kind == PKT_NAK) {
         x[0] = p->kind == PKT_ACK ? AETH_ACK : AETH_NAK_PSN_SEQ;
         put24(x + 1, ctx->msn & 0xFFFFFFu);
     } else if (p->kind == PKT_CNP) {

@@ -51,7 +51,9 @@
 #define BTH_OP_WRITE_FIRST  0x06u
 #define BTH_OP_WRITE_MIDDLE 0x07u
 #define BTH_OP_WRITE_LAST   0x08u
+#define BTH_OP_WRITE_LAST_IMM 0x09u
 #define BTH_OP_WRITE_ONLY   0x0Au
+#define BTH_OP_WRITE_ONLY_IMM 0x0Bu
 #define BTH_OP_ACK          0x11u
 #define BTH_OP_CNP          0x81u   /* RoCEv2 CNP (native IB uses 0x80) */
 
@@ -76,6 +78,9 @@ struct frame_ctx {
     uint16_t pfc_port;    /* PFC: port of node packet->src that sends the frame (its MAC = SA) */
     bool     vlan;        /* add an 802.1Q tag with PCP = packet->prio (PFC frames never) */
     uint16_t vlan_id;     /* its VID; 0 = priority-tagged */
+    bool     imm;         /* DATA with PKT_F_LAST: WRITE LAST/ONLY WITH IMMEDIATE carrying
+                             imm_data (how a replay marks the end of a transfer) */
+    uint32_t imm_data;
 };
 
 /* Addresses of the scheme above. */

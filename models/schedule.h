@@ -50,11 +50,37 @@ struct sched_coll {
  * overflow (2^44 B x 8 x 10^12 ps at 1 Gb/s is still exact in 128 bits and ~4.5 years). */
 #define SCHEDULE_MAX_TRANSFER_BYTES (1ull << 44)
 
+/* One queue pair: the identity both ends of a replay agree on, and the simulator's choice of
+ * QP numbers and UDP source port (ECMP entropy) for it. QPs are numbered in the order their
+ * first transfer with bytes > 0 appears; each host hands out QP numbers from 0x100 up, the
+ * requester's first, as the simulated NIC does. */
+struct sched_qp {
+    uint32_t src, dst;
+    uint8_t  prio;          /* every transfer on the QP has this priority */
+    uint16_t sport;         /* UDP source port the simulator uses (0xC000..0xFFFF) */
+    uint32_t lqpn, rqpn;    /* the simulator's QP numbers at src and dst */
+};
+
+/* What a schedule file says about the fabric it came from (v2 "meta" lines). */
+struct sched_meta {
+    gboolean present;       /* FALSE: a v1 file or an in-memory schedule without a scenario */
+    uint32_t hosts;
+    uint32_t mtu;           /* RoCE payload bytes per packet */
+    uint64_t host_rate_bps;
+    uint8_t  dscp[8];       /* DSCP of the data of each priority */
+    char    *topology;      /* digest of the topology ("sha256:" + 64 hex digits) */
+};
+
+/* QP index of a marker (bytes == 0): it uses no QP. */
+#define SCHEDULE_NO_QP UINT32_MAX
+
 struct schedule {
     GArray *transfers;      /* struct transfer */
     GArray *deps;           /* uint32_t transfer ids */
     GArray *jobs;           /* struct sched_job */
     GArray *colls;          /* struct sched_coll */
+    GArray *qps;            /* struct sched_qp, filled by schedule_derive_qps */
+    struct sched_meta meta;
 };
 
 struct schedule *schedule_new(void);
@@ -74,6 +100,23 @@ static inline uint32_t schedule_count(const struct schedule *s) { return s->tran
  * workload declared `after` this job must wait for (for a collective job, the end marker of
  * its last iteration). Caller frees the array (uint32_t ids). */
 GArray *schedule_job_sinks(const struct schedule *s, uint32_t job);
+/* Fills qps (struct sched_qp; usually s->qps) from the transfers' (src, dst, qp) groups and
+ * returns, in qp_of (one entry per transfer, caller frees; may be NULL), each transfer's QP
+ * index or SCHEDULE_NO_QP for markers. FALSE with *err when two transfers of one QP have
+ * different priorities (a QP has one service level), naming both; *bad (may be NULL) is then
+ * the later transfer. */
+gboolean schedule_derive_qps(const struct schedule *s, GArray *qps, uint32_t **qp_of, uint32_t *bad,
+                             GError **err);
+/* Gives every QP of qps its QP numbers at both ends as the simulator does (each host counts
+ * from 0x100 in QP order, the requester's end first): a v2 file's qp lines carry the ports,
+ * the numbers follow from the order. */
+void schedule_number_qps(GArray *qps);
+/* The mlx5 flow label that makes the NIC send on UDP source port `sport` (0xC000..0xFFFF):
+ * mlx5 computes sport = 0xC000 | (fl[13:0] ^ fl[19:14]), and a label of 0 means "hash the QP
+ * numbers", so 0xC000 is reached with fl = 0x4001 instead. */
+uint32_t roce_flow_label_for_sport(uint16_t sport);
+/* What mlx5 does with a flow label (the inverse of the above for labels != 0). */
+uint16_t roce_sport_of_flow_label(uint32_t fl);
 static inline const uint32_t *schedule_deps(const struct schedule *s, const struct transfer *t)
 {
     /* no pointer arithmetic on the empty array's NULL data (undefined, even + 0) */

@@ -19,6 +19,9 @@ static const char *const coll_cols[] = { "coll", "index", "job", "iteration", "b
 
 /* ---- writing ---- */
 
+static gboolean write_file(const struct schedule *s, const GArray *qps, const uint32_t *qp_of,
+                           const char *path, GError **err);
+
 /* Names are single fields: percent-encode separators, controls and '%'; '-' means empty. */
 static void put_name(FILE *f, const char *s)
 {
@@ -46,15 +49,33 @@ static void put_index(FILE *f, uint32_t v)
         fprintf(f, "%u", v);
 }
 
-static void write_rows(const struct schedule *s, FILE *f)
+static void write_meta(const struct sched_meta *m, FILE *f)
+{
+    if (!m->present)
+        return;
+    fprintf(f, "meta hosts %u\nmeta mtu %u\nmeta host_rate_bps %" G_GUINT64_FORMAT "\nmeta dscp ",
+            m->hosts, m->mtu, m->host_rate_bps);
+    for (int p = 0; p < 8; p++)
+        fprintf(f, p ? ",%u" : "%u", m->dscp[p]);
+    fprintf(f, "\nmeta topology %s\n", m->topology && *m->topology ? m->topology : "-");
+}
+
+static void write_rows(const struct schedule *s, const GArray *qps, const uint32_t *qp_of, FILE *f)
 {
     fputs(SCHEDULE_FILE_VERSION_LINE "\n", f);
+    fputs("# meta hosts|mtu|host_rate_bps|dscp|topology <value>\n", f);
+    fputs("# qp <index> <src> <dst> <prio> <sport>\n", f);
     fputs("# job <index> <name> <op> <algorithm> <ranks>\n", f);
     fputs("# coll <index> <job> <iteration> <bytes> <first> <count>\n", f);
     fputs("#", f);
     for (size_t i = 0; i < NCOLS; i++)
         fprintf(f, " %s", transfer_cols[i]);
     fputc('\n', f);
+    write_meta(&s->meta, f);
+    for (guint i = 0; i < qps->len; i++) {
+        const struct sched_qp *q = &g_array_index(qps, struct sched_qp, i);
+        fprintf(f, "qp %u %u %u %u %u\n", i, q->src, q->dst, q->prio, q->sport);
+    }
     for (guint i = 0; i < s->jobs->len; i++) {
         const struct sched_job *j = &g_array_index(s->jobs, struct sched_job, i);
         fprintf(f, "job %u ", i);
@@ -72,8 +93,9 @@ static void write_rows(const struct schedule *s, FILE *f)
     }
     for (uint32_t id = 0; id < schedule_count(s); id++) {
         const struct transfer *t = schedule_get(s, id);
-        fprintf(f, "%u %u %u %" G_GUINT64_FORMAT " %u %u %" G_GUINT64_FORMAT " ", id, t->src,
-                t->dst, t->bytes, t->prio, t->qp, t->delay);
+        fprintf(f, "%u %u %u %" G_GUINT64_FORMAT " %u ", id, t->src, t->dst, t->bytes, t->prio);
+        put_index(f, qp_of[id]);
+        fprintf(f, " %" G_GUINT64_FORMAT " ", t->delay);
         if (t->ndeps == 0)
             fputc('-', f);
         const uint32_t *d = schedule_deps(s, t);
@@ -88,6 +110,21 @@ static void write_rows(const struct schedule *s, FILE *f)
 }
 
 gboolean schedule_write(const struct schedule *s, const char *path, GError **err)
+{
+    GArray *qps = g_array_new(FALSE, FALSE, sizeof(struct sched_qp));
+    uint32_t *qp_of = NULL;
+    if (!schedule_derive_qps(s, qps, &qp_of, NULL, err)) {
+        g_array_free(qps, TRUE);
+        return FALSE;
+    }
+    gboolean ok = write_file(s, qps, qp_of, path, err);
+    g_array_free(qps, TRUE);
+    g_free(qp_of);
+    return ok;
+}
+
+static gboolean write_file(const struct schedule *s, const GArray *qps, const uint32_t *qp_of,
+                           const char *path, GError **err)
 {
     char *tmp = g_strdup_printf("%s.tmp-XXXXXX", path);
     int fd = g_mkstemp(tmp);
@@ -109,7 +146,7 @@ gboolean schedule_write(const struct schedule *s, const char *path, GError **err
         return FALSE;
     }
     setvbuf(f, NULL, _IOFBF, 1 << 20);
-    write_rows(s, f);
+    write_rows(s, qps, qp_of, f);
     int e = 0;
     if (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0)
         e = errno ? errno : EIO;
@@ -249,9 +286,28 @@ static gboolean check_acyclic(const struct schedule *s, const struct origin *o, 
     return ok;
 }
 
+/* A QP has one service level: every transfer on it must have the same priority (the
+ * simulator would otherwise send them all on the first one's). */
+static gboolean check_one_prio_per_qp(const struct schedule *s, const struct origin *o,
+                                      GError **err)
+{
+    GArray *qps = g_array_new(FALSE, FALSE, sizeof(struct sched_qp));
+    GError *e = NULL;
+    uint32_t bad = 0;
+    gboolean ok = schedule_derive_qps(s, qps, NULL, &bad, &e);
+    g_array_free(qps, TRUE);
+    if (!ok) {
+        invalid(err, o, TLINES(o), bad, "%s", e->message);
+        g_error_free(e);
+    }
+    return ok;
+}
+
 static gboolean validate_impl(const struct schedule *s, uint32_t nhosts, const struct origin *o,
                               GError **err)
 {
+    if (nhosts == 0 && s->meta.present)
+        nhosts = s->meta.hosts;
     const uint32_t n = schedule_count(s), njobs = s->jobs->len, ncolls = s->colls->len;
     for (uint32_t i = 0; i < njobs; i++) {
         const struct sched_job *j = &g_array_index(s->jobs, struct sched_job, i);
@@ -331,7 +387,7 @@ static gboolean validate_impl(const struct schedule *s, uint32_t nhosts, const s
         }
     }
     g_free(stamp);
-    return ok && check_acyclic(s, o, err);
+    return ok && check_one_prio_per_qp(s, o, err) && check_acyclic(s, o, err);
 }
 
 gboolean schedule_validate(const struct schedule *s, uint32_t nhosts, GError **err)
@@ -344,6 +400,7 @@ gboolean schedule_validate(const struct schedule *s, uint32_t nhosts, GError **e
 struct reader {
     const char *path;
     uint32_t line;
+    int version;            /* 1 or 2, from the first line */
     GError **err;
 };
 
@@ -528,6 +585,101 @@ static gboolean read_coll(struct reader *r, struct schedule *s, char **f, int nf
     return TRUE;
 }
 
+/* v2: the qp column names a qp line ('-' for a marker), whose ends and priority must be the
+ * transfer's. The in-memory tag is then the QP index, which groups transfers the same way. */
+static gboolean parse_qp_ref(struct reader *r, const struct schedule *s, const char *f,
+                             struct transfer *t, uint32_t prio)
+{
+    if (strcmp(f, "-") == 0) {
+        if (t->bytes != 0)
+            return parse_error(r, "qp: '-' (no QP) is only for markers (bytes 0), this transfer "
+                               "has %" G_GUINT64_FORMAT " bytes", t->bytes);
+        t->qp = SCHEDULE_NO_QP;
+        return TRUE;
+    }
+    if (!parse_u32(r, "qp", f, UINT32_MAX - 1, &t->qp))
+        return FALSE;
+    if (t->bytes == 0)
+        return parse_error(r, "qp: a marker (bytes 0) uses no QP, expected '-', found %u", t->qp);
+    if (t->qp >= s->qps->len)
+        return parse_error(r, "qp %u has no qp line before it (%u qp lines so far)", t->qp,
+                           s->qps->len);
+    const struct sched_qp *q = &g_array_index(s->qps, struct sched_qp, t->qp);
+    if (q->src != t->src || q->dst != t->dst || q->prio != prio)
+        return parse_error(r, "qp %u is src %u dst %u prio %u, but this transfer is src %u dst %u "
+                           "prio %u", t->qp, q->src, q->dst, q->prio, t->src, t->dst, prio);
+    return TRUE;
+}
+
+static const char *const qp_cols[] = { "qp", "index", "src", "dst", "prio", "sport" };
+
+static gboolean read_qp(struct reader *r, struct schedule *s, char **f, int nf)
+{
+    uint32_t idx, prio, sport;
+    struct sched_qp q = { 0 };
+    if (r->version < 2)
+        return parse_error(r, "qp lines need a v2 schedule (this file says v1)");
+    if (!field_count(r, "qp line", qp_cols, G_N_ELEMENTS(qp_cols), nf) ||
+        !parse_u32(r, "qp index", f[1], UINT32_MAX - 1, &idx))
+        return FALSE;
+    if (idx != s->qps->len)
+        return parse_error(r, "qp index %u out of order: expected %u (qp lines count up from 0)",
+                           idx, s->qps->len);
+    if (!parse_u32(r, "qp src", f[2], UINT32_MAX, &q.src) ||
+        !parse_u32(r, "qp dst", f[3], UINT32_MAX, &q.dst) ||
+        !parse_u32(r, "qp prio", f[4], 7, &prio) ||
+        !parse_u32(r, "qp sport", f[5], 0xFFFF, &sport))
+        return FALSE;
+    if (sport < 0xC000)
+        return parse_error(r, "qp sport: %u is outside the RoCEv2 entropy range 49152..65535",
+                           sport);
+    if (q.src == q.dst)
+        return parse_error(r, "qp %u: src and dst are both host %u", idx, q.src);
+    q.prio = (uint8_t)prio;
+    q.sport = (uint16_t)sport;
+    g_array_append_val(s->qps, q);
+    return TRUE;
+}
+
+static gboolean read_meta(struct reader *r, struct schedule *s, char **f, int nf)
+{
+    struct sched_meta *m = &s->meta;
+    uint32_t v;
+    if (r->version < 2)
+        return parse_error(r, "meta lines need a v2 schedule (this file says v1)");
+    if (nf != 3)
+        return parse_error(r, "meta line has %d fields, expected 3: meta KEY VALUE", nf);
+    m->present = TRUE;
+    if (!strcmp(f[1], "hosts"))
+        return parse_u32(r, "meta hosts", f[2], UINT32_MAX, &m->hosts);
+    if (!strcmp(f[1], "mtu")) {
+        if (!parse_u32(r, "meta mtu", f[2], 65535, &m->mtu))
+            return FALSE;
+        return m->mtu ? TRUE : parse_error(r, "meta mtu: 0 is not a payload size (expected 1..65535)");
+    }
+    if (!strcmp(f[1], "host_rate_bps"))
+        return parse_u64(r, "meta host_rate_bps", f[2], UINT64_MAX, &m->host_rate_bps);
+    if (!strcmp(f[1], "topology")) {
+        g_free(m->topology);
+        m->topology = g_strdup(strcmp(f[2], "-") ? f[2] : "");
+        return TRUE;
+    }
+    if (!strcmp(f[1], "dscp")) {
+        char **d = g_strsplit(f[2], ",", -1);
+        gboolean ok = g_strv_length(d) == 8;
+        if (!ok)
+            parse_error(r, "meta dscp: '%s' has %u values, expected 8 (the DSCP of priorities 0..7, "
+                        "comma-separated)", f[2], g_strv_length(d));
+        for (int p = 0; ok && p < 8; p++)
+            if ((ok = parse_u32(r, "meta dscp", d[p], 63, &v)))
+                m->dscp[p] = (uint8_t)v;
+        g_strfreev(d);
+        return ok;
+    }
+    return parse_error(r, "unknown meta key '%.40s' (expected hosts, mtu, host_rate_bps, dscp or "
+                       "topology)", f[1]);
+}
+
 static gboolean read_transfer(struct reader *r, struct schedule *s, char **f, int nf,
                               GArray *deps, GArray *tline)
 {
@@ -543,7 +695,8 @@ static gboolean read_transfer(struct reader *r, struct schedule *s, char **f, in
         !parse_u32(r, "dst", f[2], UINT32_MAX, &t.dst) ||
         !parse_u64(r, "bytes", f[3], UINT64_MAX, &t.bytes) ||
         !parse_u32(r, "prio", f[4], 7, &prio) ||
-        !parse_u32(r, "qp", f[5], UINT32_MAX, &t.qp) ||
+        !(r->version == 1 ? parse_u32(r, "qp", f[5], UINT32_MAX, &t.qp)
+                          : parse_qp_ref(r, s, f[5], &t, prio)) ||
         !parse_u64(r, "delay_ps", f[6], UINT64_MAX, &t.delay))
         return FALSE;
     t.prio = (uint8_t)prio;
@@ -575,11 +728,17 @@ static gboolean read_transfer(struct reader *r, struct schedule *s, char **f, in
 static gboolean check_version(struct reader *r, const char *line)
 {
     static const char prefix[] = "# rocesim-schedule ";
-    if (strcmp(line, SCHEDULE_FILE_VERSION_LINE) == 0)
+    if (strcmp(line, SCHEDULE_FILE_VERSION_LINE) == 0) {
+        r->version = 2;
         return TRUE;
+    }
+    if (strcmp(line, SCHEDULE_FILE_VERSION_LINE_V1) == 0) {
+        r->version = 1;
+        return TRUE;
+    }
     if (strncmp(line, prefix, sizeof prefix - 1) == 0)
-        return parse_error(r, "unsupported schedule version '%s' (this rocesim reads '%s')",
-                           line + sizeof prefix - 1, &SCHEDULE_FILE_VERSION_LINE[sizeof prefix - 1]);
+        return parse_error(r, "unsupported schedule version '%s' (this rocesim reads 'v1' and '%s')",
+                           line + sizeof prefix - 1, SCHEDULE_FILE_VERSION_LINE + sizeof prefix - 1);
     return parse_error(r, "not a rocesim schedule: the first line must be '%s', found '%.60s%s'",
                        SCHEDULE_FILE_VERSION_LINE, line, strlen(line) > 60 ? "..." : "");
 }
@@ -624,11 +783,15 @@ struct schedule *schedule_read(const char *path, uint32_t nhosts, GError **err)
             ok = read_job(&r, s, fl, nf, jline);
         else if (strcmp(fl[0], "coll") == 0)
             ok = read_coll(&r, s, fl, nf, cline);
+        else if (strcmp(fl[0], "qp") == 0)
+            ok = read_qp(&r, s, fl, nf);
+        else if (strcmp(fl[0], "meta") == 0)
+            ok = read_meta(&r, s, fl, nf);
         else if (fl[0][0] >= '0' && fl[0][0] <= '9')
             ok = read_transfer(&r, s, fl, nf, deps, tline);
         else
             ok = parse_error(&r, "unknown line '%.40s': expected a transfer row (starting with "
-                             "its id), a 'job' or a 'coll' line, or a '#' comment", fl[0]);
+                             "its id), a 'meta', 'qp', 'job' or 'coll' line, or a '#' comment", fl[0]);
     }
     if (ok && ferror(f)) {
         int e = errno;
@@ -647,6 +810,11 @@ struct schedule *schedule_read(const char *path, uint32_t nhosts, GError **err)
     if (ok) {
         struct origin o = { .path = path, .tline = tline, .cline = cline, .jline = jline };
         ok = validate_impl(s, nhosts, &o, err);
+        /* v1 has no qp lines: the QPs are the simulator's (validation checked priorities) */
+        if (ok && r.version == 1)
+            ok = schedule_derive_qps(s, s->qps, NULL, NULL, err);
+        else if (ok)
+            schedule_number_qps(s->qps);
     }
     g_array_free(deps, TRUE);
     g_array_free(tline, TRUE);

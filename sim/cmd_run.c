@@ -8,6 +8,7 @@
 #include "models/memory.h"
 #include "models/net.h"
 #include "models/workload.h"
+#include "analysis/outcome.h"
 #include "analysis/pcap.h"
 #include "analysis/plot.h"
 #include "analysis/report.h"
@@ -21,30 +22,24 @@
 
 /* ---------- small helpers ---------- */
 
-static int cmp_u64(const void *a, const void *b)
+
+/* The simulated transfers as the results contract sees them. */
+static struct xfer_outcome *net_outcomes(const struct net *n)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
+    struct xfer_outcome *o = g_new0(struct xfer_outcome, n->nxfers ? n->nxfers : 1);
+    for (uint32_t i = 0; i < n->nxfers; i++) {
+        const struct xfer_rt *x = &n->xfers[i];
+        o[i].state = x->state == XF_DONE ? OUTCOME_DONE : x->state == XF_POSTED ? OUTCOME_POSTED : OUTCOME_PENDING;
+        o[i].start = x->start;
+        o[i].end = x->end;
+    }
+    return o;
 }
-static int cmp_dbl(const void *a, const void *b)
+
+static simtime_t net_ideal_ps(const void *ctx, uint32_t src, uint32_t dst, uint64_t bytes)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-/* Nearest-rank percentile of sorted values. */
-static uint64_t pct_u64(const uint64_t *v, size_t n, double p)
-{
-    if (!n)
-        return 0;
-    size_t r = (size_t)ceil(p / 100.0 * (double)n);
-    return v[r ? r - 1 : 0];
-}
-static double pct_dbl(const double *v, size_t n, double p)
-{
-    if (!n)
-        return 0;
-    size_t r = (size_t)ceil(p / 100.0 * (double)n);
-    return v[r ? r - 1 : 0];
+    const struct net *n = ctx;
+    return ideal_transfer_ps(n->sc, n->topo, src, dst, bytes);
 }
 
 static uint64_t peak_rss_bytes(void)
@@ -100,191 +95,8 @@ simtime_t ideal_transfer_ps(const struct scenario *sc, const struct topology *t,
 /* ---------- writing results ---------- */
 
 /* One collective instance as nccl-tests reports it. */
-struct coll_result {
-    uint32_t job, iteration, ranks;
-    uint64_t bytes;
-    simtime_t start, end;
-    bool done;
-    double time_us, algbw, busbw;
-};
 
-struct run_figures {
-    struct coll_result *colls;
-    uint32_t ncolls;
-    uint64_t nxfers, done, bytes;
-    uint64_t fct_p50, fct_p99, fct_max, completion;
-    double sd_p50, sd_p99, sd_max;
-    double wall_s;
-    uint64_t peak_rss;
-    simtime_t end;
-    GPtrArray *warnings;
-};
 
-static gboolean write_transfers(const struct net *n, FILE *f, struct run_figures *fig)
-{
-    fprintf(f, "id,src,dst,bytes,prio,start_ns,end_ns,fct_ns,ideal_ns,slowdown\n");
-    uint64_t *fct = g_new(uint64_t, n->nxfers + 1);
-    double *sd = g_new(double, n->nxfers + 1);
-    size_t k = 0;
-    for (uint32_t i = 0; i < n->nxfers; i++) {
-        const struct transfer *t = schedule_get(n->sched, i);
-        const struct xfer_rt *x = &n->xfers[i];
-        if (t->bytes == 0)
-            continue;
-        fig->nxfers++;
-        fig->bytes += t->bytes;
-        simtime_t ideal = ideal_transfer_ps(n->sc, n->topo, t->src, t->dst, t->bytes);
-        if (x->state != XF_DONE) {
-            /* unfinished: a start time if it was posted, no end */
-            char start[32] = "";
-            if (x->state == XF_POSTED)
-                snprintf(start, sizeof start, "%" G_GUINT64_FORMAT, x->start / PS_PER_NS);
-            fprintf(f, "%u,%u,%u,%" G_GUINT64_FORMAT ",%u,%s,,,%" G_GUINT64_FORMAT ",\n", i, t->src, t->dst,
-                    t->bytes, t->prio, start, ideal / PS_PER_NS);
-            continue;
-        }
-        fig->done++;
-        uint64_t fct_ps = x->end - x->start;
-        double slow = (double)fct_ps / (double)ideal;
-        fct[k] = fct_ps / PS_PER_NS;
-        sd[k] = slow;
-        k++;
-        if (x->end > fig->completion)
-            fig->completion = x->end;
-        fprintf(f, "%u,%u,%u,%" G_GUINT64_FORMAT ",%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                   ",%" G_GUINT64_FORMAT ",%.4f\n",
-                i, t->src, t->dst, t->bytes, t->prio, x->start / PS_PER_NS, x->end / PS_PER_NS, fct_ps / PS_PER_NS,
-                ideal / PS_PER_NS, slow);
-    }
-    qsort(fct, k, sizeof *fct, cmp_u64);
-    qsort(sd, k, sizeof *sd, cmp_dbl);
-    fig->fct_p50 = pct_u64(fct, k, 50);
-    fig->fct_p99 = pct_u64(fct, k, 99);
-    fig->fct_max = k ? fct[k - 1] : 0;
-    fig->sd_p50 = pct_dbl(sd, k, 50);
-    fig->sd_p99 = pct_dbl(sd, k, 99);
-    fig->sd_max = k ? sd[k - 1] : 0;
-    g_free(fct);
-    g_free(sd);
-    return TRUE;
-}
-
-/* nccl-tests' bus bandwidth factor (models.md 7.3). */
-static double busbw_factor(const char *op, uint32_t n)
-{
-    double dn = n;
-    if (!strcmp(op, "allreduce"))
-        return 2 * (dn - 1) / dn;
-    if (!strcmp(op, "allgather") || !strcmp(op, "reducescatter") || !strcmp(op, "alltoall"))
-        return (dn - 1) / dn;
-    return 1; /* broadcast, reduce, sendrecv */
-}
-
-/* collectives.csv: time from the iteration's begin marker (after the compute phase) to its
- * end marker; algbw = bytes / time in GB/s (1e9 B/s) and busbw = algbw x factor. */
-static void write_collectives(const struct net *n, FILE *f, struct run_figures *fig)
-{
-    const struct schedule *s = n->sched;
-    fprintf(f, "job,op,algorithm,ranks,bytes,iteration,start_ns,end_ns,time_us,algbw_GBps,busbw_GBps\n");
-    fig->ncolls = s->colls->len;
-    fig->colls = g_new0(struct coll_result, fig->ncolls ? fig->ncolls : 1);
-    for (uint32_t i = 0; i < s->colls->len; i++) {
-        const struct sched_coll *c = &g_array_index(s->colls, struct sched_coll, i);
-        const struct sched_job *j = &g_array_index(s->jobs, struct sched_job, c->job);
-        struct coll_result *r = &fig->colls[i];
-        const struct xfer_rt *b = &n->xfers[c->first], *e = &n->xfers[c->first + c->count - 1];
-        r->job = c->job;
-        r->iteration = c->iteration;
-        r->ranks = j->ranks;
-        r->bytes = c->bytes;
-        r->done = b->state == XF_DONE && e->state == XF_DONE;
-        if (!r->done) {
-            fprintf(f, "%s,%s,%s,%u,%" G_GUINT64_FORMAT ",%u,,,,,\n", j->name, j->op, j->algorithm, j->ranks, c->bytes,
-                    c->iteration);
-            continue;
-        }
-        r->start = b->end;
-        r->end = e->end;
-        r->time_us = (double)(r->end - r->start) / PS_PER_US;
-        r->algbw = r->time_us > 0 ? (double)c->bytes / (r->time_us * 1e3) : 0;
-        r->busbw = r->algbw * busbw_factor(j->op, j->ranks);
-        fprintf(f, "%s,%s,%s,%u,%" G_GUINT64_FORMAT ",%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.3f,%.3f,%.3f\n",
-                j->name, j->op, j->algorithm, j->ranks, c->bytes, c->iteration, r->start / PS_PER_NS, r->end / PS_PER_NS,
-                r->time_us, r->algbw, r->busbw);
-    }
-}
-
-/* Per-job figures over its iterations: time percentiles, mean busbw, and the share of the
- * job's span spent communicating (the rest is the compute phases between iterations). */
-struct job_figures {
-    double p50_us, p99_us, busbw, comm_fraction;
-    uint32_t iterations;
-};
-
-static void job_figures(const struct net *n, const struct run_figures *fig, uint32_t job, struct job_figures *jf)
-{
-    *jf = (struct job_figures){ 0 };
-    double *t = g_new(double, fig->ncolls + 1);
-    uint32_t k = 0;
-    double comm = 0, bus = 0;
-    simtime_t first = SIMTIME_NEVER, last = 0;
-    for (uint32_t i = 0; i < fig->ncolls; i++) {
-        const struct coll_result *r = &fig->colls[i];
-        if (r->job != job || !r->done)
-            continue;
-        t[k++] = r->time_us;
-        comm += r->time_us;
-        bus += r->busbw;
-        const struct sched_coll *c = &g_array_index(n->sched->colls, struct sched_coll, i);
-        /* the job's span starts when its first iteration's compute phase starts */
-        const struct transfer *bt = schedule_get(n->sched, c->first);
-        simtime_t begin = r->start >= bt->delay ? r->start - bt->delay : 0;
-        if (begin < first)
-            first = begin;
-        if (r->end > last)
-            last = r->end;
-    }
-    qsort(t, k, sizeof *t, cmp_dbl);
-    jf->iterations = k;
-    if (k) {
-        jf->p50_us = pct_dbl(t, k, 50);
-        jf->p99_us = pct_dbl(t, k, 99);
-        jf->busbw = bus / k;
-        jf->comm_fraction = last > first ? comm / ((double)(last - first) / PS_PER_US) : 1;
-    }
-    g_free(t);
-}
-
-static void print_collectives(const struct net *n, const struct run_figures *fig)
-{
-    const struct schedule *s = n->sched;
-    for (uint32_t j = 0; j < s->jobs->len; j++) {
-        const struct sched_job *job = &g_array_index(s->jobs, struct sched_job, j);
-        bool any = false;
-        for (uint32_t i = 0; i < fig->ncolls; i++)
-            any |= fig->colls[i].job == j;
-        if (!any)
-            continue;
-        printf("#\n# %s: %s %s, %u ranks (nccl-tests columns; GB/s = 1e9 B/s)\n", job->name, job->op,
-               job->algorithm, job->ranks);
-        printf("#  %12s %6s %12s %10s %10s %12s\n", "size(B)", "iter", "time(us)", "algbw", "busbw", "end(us)");
-        for (uint32_t i = 0; i < fig->ncolls; i++) {
-            const struct coll_result *r = &fig->colls[i];
-            if (r->job != j)
-                continue;
-            if (r->done)
-                printf("   %12" G_GUINT64_FORMAT " %6u %12.2f %10.2f %10.2f %12.2f\n", r->bytes, r->iteration, r->time_us,
-                       r->algbw, r->busbw, (double)r->end / PS_PER_US);
-            else
-                printf("   %12" G_GUINT64_FORMAT " %6u %12s\n", r->bytes, r->iteration, "incomplete");
-        }
-        struct job_figures jf;
-        job_figures(n, fig, j, &jf);
-        if (jf.iterations)
-            printf("# %s: time p50 %.2f us, p99 %.2f us, avg busbw %.2f GB/s, communicating %.1f%% of the job's time\n",
-                   job->name, jf.p50_us, jf.p99_us, jf.busbw, 100 * jf.comm_fraction);
-    }
-}
 
 static void write_topology(const struct topology *t, FILE *f)
 {
@@ -386,17 +198,6 @@ static uint64_t port_p99(const struct port_rt *p)
     return 0;
 }
 
-static void json_add_int(JsonBuilder *b, const char *k, uint64_t v)
-{
-    json_builder_set_member_name(b, k);
-    json_builder_add_int_value(b, (gint64)v);
-}
-static void json_add_dbl(JsonBuilder *b, const char *k, double v)
-{
-    json_builder_set_member_name(b, k);
-    json_builder_add_double_value(b, v);
-}
-
 static char *summary_json(const struct net *n, const struct run_figures *fig, simtime_t end)
 {
     const struct scenario *sc = n->sc;
@@ -446,15 +247,15 @@ static char *summary_json(const struct net *n, const struct run_figures *fig, si
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "node");
         json_builder_add_string_value(b, n->topo->nodes[p->node].name);
-        json_add_int(b, "port", p->local);
+        outcome_json_int(b, "port", p->local);
         json_builder_set_member_name(b, "peer");
         json_builder_add_string_value(b, n->topo->nodes[n->ports[p->peer].node].name);
-        json_add_int(b, "max_queue_bytes", p->max_q);
-        json_add_int(b, "p99_queue_bytes", p99);
-        json_add_int(b, "tx_bytes", p->tx_bytes);
-        json_add_dbl(b, "utilisation", secs > 0 ? (double)p->tx_wire_bytes * 8 / ((double)p->rate * secs) : 0);
-        json_add_int(b, "ecn_marked", p->ecn_marked);
-        json_add_int(b, "drops", drops);
+        outcome_json_int(b, "max_queue_bytes", p->max_q);
+        outcome_json_int(b, "p99_queue_bytes", p99);
+        outcome_json_int(b, "tx_bytes", p->tx_bytes);
+        outcome_json_dbl(b, "utilisation", secs > 0 ? (double)p->tx_wire_bytes * 8 / ((double)p->rate * secs) : 0);
+        outcome_json_int(b, "ecn_marked", p->ecn_marked);
+        outcome_json_int(b, "drops", drops);
         simtime_t paused = 0;
         uint64_t pauses = 0;
         for (int q = 0; q < NPRIO; q++) {
@@ -465,8 +266,8 @@ static char *summary_json(const struct net *n, const struct run_figures *fig, si
         double pf = end ? (double)paused / (double)end : 0;
         if (pf > max_paused_fraction)
             max_paused_fraction = pf;
-        json_add_int(b, "pause_frames_received", pauses);
-        json_add_dbl(b, "paused_fraction", pf);
+        outcome_json_int(b, "pause_frames_received", pauses);
+        outcome_json_dbl(b, "paused_fraction", pf);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -480,80 +281,31 @@ static char *summary_json(const struct net *n, const struct run_figures *fig, si
 
     json_builder_set_member_name(b, "metrics");
     json_builder_begin_object(b);
-    json_add_int(b, "transfers", fig->nxfers);
-    json_add_int(b, "transfers_completed", fig->done);
-    json_add_int(b, "bytes", fig->bytes);
-    json_add_int(b, "completion_ns", fig->completion / PS_PER_NS);
-    json_add_int(b, "fct_p50_ns", fig->fct_p50);
-    json_add_int(b, "fct_p99_ns", fig->fct_p99);
-    json_add_int(b, "fct_max_ns", fig->fct_max);
-    json_add_dbl(b, "slowdown_p50", fig->sd_p50);
-    json_add_dbl(b, "slowdown_p99", fig->sd_p99);
-    json_add_dbl(b, "slowdown_max", fig->sd_max);
-    json_add_int(b, "drops", n->st.drops);
-    json_add_int(b, "drops_lossless", n->st.drops_lossless);
-    json_add_int(b, "ecn_marked", n->st.ecn_marked);
-    json_add_int(b, "cnp_sent", n->st.cnp_sent);
-    json_add_int(b, "cnp_handled", n->st.cnp_handled);
-    json_add_int(b, "retransmitted_packets", n->st.retransmitted_packets);
-    json_add_int(b, "timeouts", n->st.timeouts);
-    json_add_int(b, "max_queue_bytes", max_q);
-    json_add_int(b, "p99_queue_bytes", p99_q);
-    if (fig->ncolls) {
-        double *t = g_new(double, fig->ncolls);
-        uint32_t k = 0;
-        double bus = 0;
-        for (uint32_t i = 0; i < fig->ncolls; i++)
-            if (fig->colls[i].done) {
-                t[k++] = fig->colls[i].time_us;
-                bus += fig->colls[i].busbw;
-            }
-        qsort(t, k, sizeof *t, cmp_dbl);
-        if (k) {
-            json_add_dbl(b, "collective_time_p50_us", pct_dbl(t, k, 50));
-            json_add_dbl(b, "collective_time_p99_us", pct_dbl(t, k, 99));
-            json_add_dbl(b, "busbw_GBps", bus / k);
-        }
-        json_add_int(b, "collectives_completed", k);
-        g_free(t);
-    }
-    json_add_int(b, "pause_frames", n->st.pause_frames);
-    json_add_int(b, "paused_ns", n->st.paused_ps / PS_PER_NS);
-    json_add_dbl(b, "paused_fraction", max_paused_fraction);
-    json_add_int(b, "pfc_watchdog_storms", n->st.wd_storms);
-    json_add_int(b, "deadlock", n->deadlocked ? 1 : 0);
+    outcome_json_transfer_metrics(b, fig);
+    outcome_json_int(b, "drops", n->st.drops);
+    outcome_json_int(b, "drops_lossless", n->st.drops_lossless);
+    outcome_json_int(b, "ecn_marked", n->st.ecn_marked);
+    outcome_json_int(b, "cnp_sent", n->st.cnp_sent);
+    outcome_json_int(b, "cnp_handled", n->st.cnp_handled);
+    outcome_json_int(b, "retransmitted_packets", n->st.retransmitted_packets);
+    outcome_json_int(b, "timeouts", n->st.timeouts);
+    outcome_json_int(b, "max_queue_bytes", max_q);
+    outcome_json_int(b, "p99_queue_bytes", p99_q);
+    outcome_json_collective_metrics(b, fig);
+    outcome_json_int(b, "pause_frames", n->st.pause_frames);
+    outcome_json_int(b, "paused_ns", n->st.paused_ps / PS_PER_NS);
+    outcome_json_dbl(b, "paused_fraction", max_paused_fraction);
+    outcome_json_int(b, "pfc_watchdog_storms", n->st.wd_storms);
+    outcome_json_int(b, "deadlock", n->deadlocked ? 1 : 0);
     for (int q = 0; q < NPRIO; q++)
         if (n->st.drops_prio[q] || (sc->lossless_mask & (1u << q))) {
             char k[32];
             snprintf(k, sizeof k, "drops_prio%d", q);
-            json_add_int(b, k, n->st.drops_prio[q]);
+            outcome_json_int(b, k, n->st.drops_prio[q]);
         }
     json_builder_end_object(b);
 
-    json_builder_set_member_name(b, "jobs");
-    json_builder_begin_array(b);
-    for (uint32_t j = 0; j < n->sched->jobs->len; j++) {
-        const struct sched_job *job = &g_array_index(n->sched->jobs, struct sched_job, j);
-        struct job_figures jf;
-        job_figures(n, fig, j, &jf);
-        json_builder_begin_object(b);
-        json_builder_set_member_name(b, "job");
-        json_builder_add_string_value(b, job->name);
-        json_builder_set_member_name(b, "op");
-        json_builder_add_string_value(b, job->op);
-        json_builder_set_member_name(b, "algorithm");
-        json_builder_add_string_value(b, job->algorithm);
-        json_add_int(b, "ranks", job->ranks);
-        if (jf.iterations) {
-            json_add_int(b, "iterations", jf.iterations);
-            json_add_dbl(b, "time_p50_us", jf.p50_us);
-            json_add_dbl(b, "time_p99_us", jf.p99_us);
-            json_add_dbl(b, "busbw_GBps", jf.busbw);
-            json_add_dbl(b, "comm_fraction", jf.comm_fraction);
-        }
-        json_builder_end_object(b);
-    }
-    json_builder_end_array(b);
+    outcome_json_jobs(b, n->sched, fig);
 
     json_builder_set_member_name(b, "warnings");
     json_builder_begin_array(b);
@@ -563,25 +315,17 @@ static char *summary_json(const struct net *n, const struct run_figures *fig, si
 
     json_builder_set_member_name(b, "engine");
     json_builder_begin_object(b);
-    json_add_int(b, "events", n->eng.events);
-    json_add_dbl(b, "events_per_s", fig->wall_s > 0 ? (double)n->eng.events / fig->wall_s : 0);
-    json_add_int(b, "packet_hops", n->st.packet_hops);
-    json_add_dbl(b, "packet_hops_per_s", fig->wall_s > 0 ? (double)n->st.packet_hops / fig->wall_s : 0);
-    json_add_int(b, "sim_time_ns", end / PS_PER_NS);
-    json_add_dbl(b, "wall_s", fig->wall_s);
-    json_add_int(b, "peak_rss_bytes", fig->peak_rss);
+    outcome_json_int(b, "events", n->eng.events);
+    outcome_json_dbl(b, "events_per_s", fig->wall_s > 0 ? (double)n->eng.events / fig->wall_s : 0);
+    outcome_json_int(b, "packet_hops", n->st.packet_hops);
+    outcome_json_dbl(b, "packet_hops_per_s", fig->wall_s > 0 ? (double)n->st.packet_hops / fig->wall_s : 0);
+    outcome_json_int(b, "sim_time_ns", end / PS_PER_NS);
+    outcome_json_dbl(b, "wall_s", fig->wall_s);
+    outcome_json_int(b, "peak_rss_bytes", fig->peak_rss);
     json_builder_end_object(b);
     json_builder_end_object(b);
 
-    JsonGenerator *gen = json_generator_new();
-    json_generator_set_pretty(gen, TRUE);
-    JsonNode *root = json_builder_get_root(b);
-    json_generator_set_root(gen, root);
-    char *text = json_generator_to_data(gen, NULL);
-    json_node_unref(root);
-    g_object_unref(gen);
-    g_object_unref(b);
-    return text;
+    return outcome_json_text(b);
 }
 
 static char *human_bytes(uint64_t b, char *buf, size_t len)
@@ -672,7 +416,7 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
     }
     for (guint i = 0; i < fig->warnings->len; i++)
         printf("  WARNING      %s\n", (const char *)g_ptr_array_index(fig->warnings, i));
-    print_collectives(n, fig);
+    outcome_print_collectives(n->sched, fig);
     printf("results in %s/\n", dir);
     /* the engine figures close the output: the line benchmarks and logs look for */
     printf("engine: %" G_GUINT64_FORMAT " events (%.2f M/s), %" G_GUINT64_FORMAT " packet-hops (%.2f M/s), "
@@ -776,6 +520,7 @@ int run_scenario(const struct run_options *o)
     FILE *fq = NULL, *fr = NULL, *fp = NULL, *fc = NULL;
     struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
     GPtrArray *captures = g_ptr_array_new();
+    struct xfer_outcome *outcomes = NULL;
     const char *out = o->out_dir ? o->out_dir : sc->out_dir;
 
     /* refused before the run: an existing file or foreign folder is the user's data */
@@ -825,7 +570,8 @@ int run_scenario(const struct run_options *o)
     FILE *f;
     if (!(f = results_open(&rd, "transfers.csv", &err)))
         goto fail;
-    write_transfers(n, f, &fig);
+    outcomes = net_outcomes(n);
+    outcome_write_transfers(f, n->sched, outcomes, net_ideal_ps, n, &fig);
     if (!results_close(f, "transfers.csv", &err))
         goto fail;
     if (fig.done < fig.nxfers) {
@@ -857,7 +603,7 @@ int run_scenario(const struct run_options *o)
     if (n->sched->colls->len) {
         if (!(f = results_open(&rd, "collectives.csv", &err)))
             goto fail;
-        write_collectives(n, f, &fig);
+        outcome_write_collectives(f, n->sched, outcomes, &fig);
         if (!results_close(f, "collectives.csv", &err))
             goto fail;
     }
@@ -934,6 +680,7 @@ done:
     g_ptr_array_unref(fig.warnings);
     g_ptr_array_unref(captures);
     g_free(fig.colls);
+    g_free(outcomes);
     net_free(n);
     schedule_free(sched);
     topology_free(topo);

@@ -2,6 +2,7 @@
  * `[workload NAME] kind=schedule` and the replay module read back. */
 #include <stdio.h>
 #include "models/schedule_io.h"
+#include "models/schedule_meta.h"
 #include "models/topology.h"
 #include "models/workload.h"
 #include "sim/commands.h"
@@ -28,6 +29,8 @@ int cmd_schedule(int argc, char **argv)
     struct scenario *sc = scenario_load(argv[1], (const char *const *)sets, &err);
     struct topology *t = sc ? topology_build(sc, &err) : NULL;
     struct schedule *s = t ? workload_build_all(sc, t, &err) : NULL;
+    if (s)
+        schedule_set_meta(s, sc, t);
     if (s && schedule_write(s, out, &err)) {
         printf("%u transfers, %u jobs -> %s\n", schedule_count(s), s->jobs->len, out);
         rc = 0;

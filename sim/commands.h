@@ -13,5 +13,6 @@ int cmd_compare(int argc, char **argv);
 int cmd_pcap_stats(int argc, char **argv);
 int cmd_sweep(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
+int cmd_replay(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const struct command commands[] = {
     { "schedule", cmd_schedule, "write the transfer schedule (DAG) of a scenario's workloads" },
     { "plot", cmd_plot, "draw the plots and report.html of a results folder" },
     { "compare", cmd_compare, "compare two results folders side by side (exit 1 beyond tolerance)" },
+    { "replay", cmd_replay, "run a schedule on lab hosts (mpirun, verbs or udp) into a results folder" },
     { "pcap-stats", cmd_pcap_stats, "turn RoCEv2/PFC packet captures into a results folder" },
 };
 

@@ -3,7 +3,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "models/collective.h"
+#include "models/net.h"
 #include "models/schedule_io.h"
+#include "models/schedule_meta.h"
+#include "models/topology.h"
+#include "models/workload.h"
 #include "tests/testutil.h"
 
 static void assert_same(const struct schedule *a, const struct schedule *b)
@@ -18,7 +22,6 @@ static void assert_same(const struct schedule *a, const struct schedule *b)
         CU_ASSERT_EQUAL(x->dst, y->dst);
         CU_ASSERT_EQUAL(x->bytes, y->bytes);
         CU_ASSERT_EQUAL(x->prio, y->prio);
-        CU_ASSERT_EQUAL(x->qp, y->qp);
         CU_ASSERT_EQUAL(x->deps_off, y->deps_off);
         CU_ASSERT_EQUAL(x->ndeps, y->ndeps);
         CU_ASSERT_EQUAL(x->delay, y->delay);
@@ -27,6 +30,18 @@ static void assert_same(const struct schedule *a, const struct schedule *b)
         CU_ASSERT_EQUAL(x->channel, y->channel);
     }
     CU_ASSERT(memcmp(a->deps->data, b->deps->data, sizeof(uint32_t) * a->deps->len) == 0);
+    /* qp tags may be renumbered (v2 writes QP indices) but group transfers the same way */
+    GArray *qa = g_array_new(FALSE, FALSE, sizeof(struct sched_qp));
+    GArray *qb = g_array_new(FALSE, FALSE, sizeof(struct sched_qp));
+    uint32_t *oa = NULL, *ob = NULL;
+    CU_ASSERT_FATAL(schedule_derive_qps(a, qa, &oa, NULL, NULL));
+    CU_ASSERT_FATAL(schedule_derive_qps(b, qb, &ob, NULL, NULL));
+    CU_ASSERT_EQUAL(qa->len, qb->len);
+    CU_ASSERT(memcmp(oa, ob, sizeof(uint32_t) * schedule_count(a)) == 0);
+    g_free(oa);
+    g_free(ob);
+    g_array_free(qa, TRUE);
+    g_array_free(qb, TRUE);
     for (guint i = 0; i < a->jobs->len; i++) {
         const struct sched_job *x = &g_array_index(a->jobs, struct sched_job, i);
         const struct sched_job *y = &g_array_index(b->jobs, struct sched_job, i);
@@ -117,9 +132,17 @@ static void test_round_trip(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(a, "\n# id src dst bytes prio qp delay_ps deps job coll channel\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(a, "\njob 2 odd%20name%20%2520%20-%20#x%09 flows - 3\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(a, "\njob 3 %2D incast %2D 2\n"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(a, "\n0 0 0 0 3 0 42 - 0 - 0\n")); /* the start marker */
-    char *row = g_strdup_printf("\n%u 8 9 18446744073709551615 7 4294967295 18446744073709551614 "
-                                "%u 2 - 65535\n", schedule_count(s) - 3, schedule_count(s) - 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, "\n0 0 0 0 3 - 42 - 0 - 0\n")); /* the start marker */
+    /* 8->9 and 9->8 are the last two QPs to appear; their qp column is the QP's index */
+    uint32_t nqps = r->qps->len;
+    char *row = g_strdup_printf("\n%u 8 9 18446744073709551615 7 %u 18446744073709551614 "
+                                "%u 2 - 65535\n", schedule_count(s) - 3, nqps - 2, schedule_count(s) - 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a, row));
+    g_free(row);
+    /* Hosts 8 and 9 have no other QP, so each end numbers from 0x100: 8->9 is (0x100, 0x100),
+     * fl = 0x10000, sport = 0xC000 | (0 ^ 4) = 49156; 9->8 is (0x101, 0x101), fl = 0x10201,
+     * sport = 0xC000 | (0x201 ^ 4) = 49669. */
+    row = g_strdup_printf("\nqp %u 8 9 7 49156\nqp %u 9 8 0 49669\n", nqps - 2, nqps - 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(a, row));
     g_free(row);
     g_free(a);
@@ -204,11 +227,11 @@ static void test_malformed(void)
     char *dir = test_tmpdir();
     /* the version line */
     expect_bad(dir, "# rocesim-schedule\n0 0 1 1 3 0 0 - - - 0\n", 4, 1,
-               "not a rocesim schedule: the first line must be '# rocesim-schedule v1'");
+               "not a rocesim schedule: the first line must be '# rocesim-schedule v2'");
     expect_bad(dir, "id src dst\n", 4, 1, "not a rocesim schedule");
-    expect_bad(dir, "# rocesim-schedule v2\n", 4, 1,
-               "unsupported schedule version 'v2' (this rocesim reads 'v1')");
-    expect_bad(dir, "", 4, 0, "empty file, expected '# rocesim-schedule v1'");
+    expect_bad(dir, "# rocesim-schedule v3\n", 4, 1,
+               "unsupported schedule version 'v3' (this rocesim reads 'v1' and 'v2')");
+    expect_bad(dir, "", 4, 0, "empty file, expected '# rocesim-schedule v2'");
     /* fields */
     expect_bad(dir, HDR "0 0 1 100 3 0 0 - - - 0\n1 0 1 100 3 0 0 0 - -\n", 4, 4,
                "transfer row has 10 fields, expected 11: missing channel");
@@ -408,6 +431,151 @@ static void test_large_round_trip(void)
     g_free(dir);
 }
 
+
+#define HDR2 "# rocesim-schedule v2\n"
+
+/* v2: meta and qp lines are read back, and each qp line must agree with its transfers. */
+static void test_v2_lines(void)
+{
+    char *dir = test_tmpdir();
+    char *p = g_build_filename(dir, "v2.sched", NULL);
+    const char *txt = HDR2 "meta hosts 4\nmeta mtu 1024\nmeta host_rate_bps 1000000000\n"
+                      "meta dscp 0,8,16,26,32,40,48,56\nmeta topology sha256:ab\n"
+                      "qp 0 0 1 3 50000\nqp 1 2 1 3 65535\n"
+                      "0 0 0 0 3 - 5 - - - 0\n1 0 1 100 3 0 0 0 - - 0\n2 2 1 100 3 1 0 0 - - 0\n"
+                      "3 0 1 7 3 0 0 1 - - 0\n";
+    CU_ASSERT_FATAL(g_file_set_contents(p, txt, -1, NULL));
+    GError *err = NULL;
+    struct schedule *r = schedule_read(p, 0, &err);
+    if (!r)
+        fprintf(stderr, "%s\n", err->message);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT(r->meta.present);
+    CU_ASSERT_EQUAL(r->meta.hosts, 4);
+    CU_ASSERT_EQUAL(r->meta.mtu, 1024);
+    CU_ASSERT_EQUAL(r->meta.host_rate_bps, 1000000000);
+    CU_ASSERT_EQUAL(r->meta.dscp[3], 26);
+    CU_ASSERT_STRING_EQUAL(r->meta.topology, "sha256:ab");
+    CU_ASSERT_EQUAL_FATAL(r->qps->len, 2);
+    CU_ASSERT_EQUAL(g_array_index(r->qps, struct sched_qp, 1).sport, 65535);
+    CU_ASSERT_EQUAL(schedule_get(r, 0)->qp, SCHEDULE_NO_QP);
+    CU_ASSERT_EQUAL(schedule_get(r, 3)->qp, 0);
+    schedule_free(r);
+
+    /* meta hosts bounds the hosts when the caller does not know them */
+    expect_bad(dir, HDR2 "meta hosts 2\n0 0 0 0 3 - 0 - - - 0\n1 0 3 0 3 - 0 - - - 0\n", 0, 4,
+               "dst 3 is not a host (hosts are 0..1)");
+    expect_bad(dir, HDR2 "qp 0 0 1 3 50000\n0 0 1 100 4 0 0 - - - 0\n", 4, 3,
+               "qp 0 is src 0 dst 1 prio 3, but this transfer is src 0 dst 1 prio 4");
+    expect_bad(dir, HDR2 "0 0 1 100 3 0 0 - - - 0\n", 4, 2, "qp 0 has no qp line before it");
+    expect_bad(dir, HDR2 "0 0 1 100 3 - 0 - - - 0\n", 4, 2, "'-' (no QP) is only for markers");
+    expect_bad(dir, HDR2 "qp 0 0 1 3 50000\n0 0 0 0 3 0 0 - - - 0\n", 4, 3, "a marker (bytes 0) uses no QP");
+    expect_bad(dir, HDR2 "qp 0 0 1 3 4791\n", 4, 2, "qp sport: 4791 is outside the RoCEv2 entropy range");
+    expect_bad(dir, HDR2 "qp 1 0 1 3 50000\n", 4, 2, "qp index 1 out of order: expected 0");
+    expect_bad(dir, HDR2 "qp 0 1 1 3 50000\n", 4, 2, "qp 0: src and dst are both host 1");
+    expect_bad(dir, HDR2 "qp 0 0 1 3\n", 4, 2, "qp line has 5 fields, expected 6: missing sport");
+    expect_bad(dir, HDR2 "meta color blue\n", 4, 2, "unknown meta key 'color'");
+    expect_bad(dir, HDR2 "meta dscp 1,2,3\n", 4, 2, "meta dscp: '1,2,3' has 3 values, expected 8");
+    expect_bad(dir, HDR2 "meta dscp 0,0,0,64,0,0,0,0\n", 4, 2, "meta dscp: 64 is out of range (0..63)");
+    expect_bad(dir, HDR2 "meta mtu 0\n", 4, 2, "meta mtu: 0 is not a payload size");
+    expect_bad(dir, HDR "qp 0 0 1 3 50000\n", 4, 3, "qp lines need a v2 schedule");
+    expect_bad(dir, HDR "meta hosts 4\n", 4, 3, "meta lines need a v2 schedule");
+    test_rmtree(dir);
+    g_free(p);
+    g_free(dir);
+}
+
+/* One priority per QP: a v1 file whose QP changes priority is refused at the later transfer's
+ * line, naming the first one (the simulator used to take the first transfer's silently). */
+static void test_one_prio_per_qp(void)
+{
+    char *dir = test_tmpdir();
+    expect_bad(dir, HDR "0 0 1 100 3 7 0 - - - 0\n1 0 1 100 3 8 0 - - - 0\n2 0 1 100 5 7 0 0 - - 0\n", 4, 5,
+               "transfer 2: priority 5 differs from priority 3 of transfer 0 on the same QP (src 0, dst 1, qp 7)");
+    /* the same tag between other hosts is another QP */
+    const char *ok = HDR "0 0 1 100 3 7 0 - - - 0\n1 1 0 100 5 7 0 - - - 0\n";
+    char *p = g_build_filename(dir, "ok.sched", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(p, ok, -1, NULL));
+    GError *err = NULL;
+    struct schedule *r = schedule_read(p, 4, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->qps->len, 2); /* derived for v1 */
+    schedule_free(r);
+    test_rmtree(dir);
+    g_free(p);
+    g_free(dir);
+}
+
+/* Flow label <-> UDP source port for every port the simulator can choose (0xC000..0xFFFF):
+ * mlx5 maps a label fl to 0xC000 | (fl[13:0] ^ fl[19:14]) (replay.md section 2), and label 0
+ * must never be used because it means "hash the QP numbers". */
+static void test_flow_label_every_sport(void)
+{
+    for (uint32_t sp = 0xC000; sp <= 0xFFFF; sp++) {
+        uint32_t fl = roce_flow_label_for_sport((uint16_t)sp);
+        CU_ASSERT(fl != 0 && fl < (1u << 20));
+        if (roce_sport_of_flow_label(fl) != sp) {
+            CU_FAIL("flow label does not give the source port back");
+            break;
+        }
+    }
+    /* hand values: 0xC000 is reached through fl = 0x4001 (0x0001 ^ 0x01 = 0) */
+    CU_ASSERT_EQUAL(roce_flow_label_for_sport(0xC000), 0x4001);
+    CU_ASSERT_EQUAL(roce_sport_of_flow_label(0x4001), 0xC000);
+    CU_ASSERT_EQUAL(roce_flow_label_for_sport(0xC123), 0x0123);
+    CU_ASSERT_EQUAL(roce_sport_of_flow_label(0xFFFFF), 0xC000 | (0x3FFF ^ 0x3F));
+}
+
+/* The QP lines carry the ports the simulated NIC really uses: build the net of a scenario and
+ * compare QP by QP (same order, same ends, same priority, same source port). */
+static void test_qp_lines_match_simulator(void)
+{
+    GError *err = NULL;
+    char *path = test_data_path("../../scenarios/incast.ini");
+    struct scenario *sc = scenario_load(path, NULL, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sc);
+    struct topology *t = topology_build(sc, &err);
+    struct schedule *s = workload_build_all(sc, t, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    struct net *n = net_build(sc, t, s, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+    CU_ASSERT_FATAL(schedule_derive_qps(s, s->qps, NULL, NULL, &err));
+    CU_ASSERT_EQUAL_FATAL(s->qps->len, n->nqps);
+    for (uint32_t q = 0; q < n->nqps; q++) {
+        const struct sched_qp *a = &g_array_index(s->qps, struct sched_qp, q);
+        CU_ASSERT_EQUAL(a->src, n->qps[q].src);
+        CU_ASSERT_EQUAL(a->dst, n->qps[q].dst);
+        CU_ASSERT_EQUAL(a->prio, n->qps[q].prio);
+        CU_ASSERT_EQUAL(a->sport, n->qps[q].sport);
+    }
+    /* a v2 file carries the ports; the QP numbers follow from the qp lines' order */
+    char *dir = test_tmpdir(), *file = g_build_filename(dir, "incast.sched", NULL);
+    CU_ASSERT_FATAL(schedule_write(s, file, &err));
+    struct schedule *r = schedule_read(file, 0, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL_FATAL(r->qps->len, n->nqps);
+    for (uint32_t q = 0; q < n->nqps; q++) {
+        const struct sched_qp *a = &g_array_index(r->qps, struct sched_qp, q);
+        CU_ASSERT_EQUAL(a->sport, n->qps[q].sport);
+        CU_ASSERT_EQUAL(a->lqpn, n->qps[q].lqpn);
+        CU_ASSERT_EQUAL(a->rqpn, n->qps[q].rqpn);
+    }
+    schedule_free(r);
+    test_rmtree(dir);
+    g_free(file);
+    g_free(dir);
+    /* meta from the scenario */
+    schedule_set_meta(s, sc, t);
+    CU_ASSERT_EQUAL(s->meta.hosts, t->nhosts);
+    CU_ASSERT_EQUAL(s->meta.mtu, sc->mtu);
+    CU_ASSERT(g_str_has_prefix(s->meta.topology, "sha256:") && strlen(s->meta.topology) == 7 + 64);
+    net_free(n);
+    schedule_free(s);
+    topology_free(t);
+    scenario_free(sc);
+    g_free(path);
+}
+
 static CU_TestInfo tests[] = {
     { "round trip, every field", test_round_trip },
     { "CRLF, tabs, comments, empty schedule", test_read_lenient_whitespace },
@@ -416,6 +584,10 @@ static CU_TestInfo tests[] = {
     { "atomic write", test_atomic_write },
     { "job sinks for after =", test_job_sinks },
     { "large collective round trip", test_large_round_trip },
+    { "v2 meta and qp lines", test_v2_lines },
+    { "one priority per QP", test_one_prio_per_qp },
+    { "flow label <-> UDP source port, every port", test_flow_label_every_sport },
+    { "qp lines = the simulator's QPs and ports", test_qp_lines_match_simulator },
     CU_TEST_INFO_NULL,
 };
 

@@ -1,0 +1,291 @@
+/* What happened to each transfer of a schedule -> transfers.csv, collectives.csv, the
+ * nccl-tests style table and the transfer, collective and job parts of summary.json. One
+ * place for `rocesim run` and `rocesim replay`, so the simulation and the lab write the same
+ * columns with the same statistics. */
+#include "analysis/outcome.h"
+#include <math.h>
+#include <string.h>
+
+int outcome_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+int outcome_cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+/* Nearest-rank percentile of sorted values. */
+uint64_t outcome_pct_u64(const uint64_t *v, size_t n, double p)
+{
+    if (!n)
+        return 0;
+    size_t r = (size_t)ceil(p / 100.0 * (double)n);
+    return v[r ? r - 1 : 0];
+}
+double outcome_pct_dbl(const double *v, size_t n, double p)
+{
+    if (!n)
+        return 0;
+    size_t r = (size_t)ceil(p / 100.0 * (double)n);
+    return v[r ? r - 1 : 0];
+}
+
+void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfer_outcome *o,
+                             outcome_ideal_fn ideal_fn, const void *ctx, struct run_figures *fig)
+{
+    const uint32_t nxfers = schedule_count(s);
+    fprintf(f, "id,src,dst,bytes,prio,start_ns,end_ns,fct_ns,ideal_ns,slowdown\n");
+    uint64_t *fct = g_new(uint64_t, nxfers + 1);
+    double *sd = g_new(double, nxfers + 1);
+    size_t k = 0;
+    for (uint32_t i = 0; i < nxfers; i++) {
+        const struct transfer *t = schedule_get(s, i);
+        const struct xfer_outcome *x = &o[i];
+        if (t->bytes == 0)
+            continue;
+        fig->nxfers++;
+        fig->bytes += t->bytes;
+        simtime_t ideal = ideal_fn(ctx, t->src, t->dst, t->bytes);
+        if (x->state != OUTCOME_DONE) {
+            /* unfinished: a start time if it was posted, no end */
+            char start[32] = "";
+            if (x->state == OUTCOME_POSTED)
+                snprintf(start, sizeof start, "%" G_GUINT64_FORMAT, x->start / PS_PER_NS);
+            fprintf(f, "%u,%u,%u,%" G_GUINT64_FORMAT ",%u,%s,,,%" G_GUINT64_FORMAT ",\n", i, t->src, t->dst,
+                    t->bytes, t->prio, start, ideal / PS_PER_NS);
+            continue;
+        }
+        fig->done++;
+        uint64_t fct_ps = x->end - x->start;
+        double slow = (double)fct_ps / (double)ideal;
+        fct[k] = fct_ps / PS_PER_NS;
+        sd[k] = slow;
+        k++;
+        if (x->end > fig->completion)
+            fig->completion = x->end;
+        fprintf(f, "%u,%u,%u,%" G_GUINT64_FORMAT ",%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
+                   ",%" G_GUINT64_FORMAT ",%.4f\n",
+                i, t->src, t->dst, t->bytes, t->prio, x->start / PS_PER_NS, x->end / PS_PER_NS, fct_ps / PS_PER_NS,
+                ideal / PS_PER_NS, slow);
+    }
+    qsort(fct, k, sizeof *fct, outcome_cmp_u64);
+    qsort(sd, k, sizeof *sd, outcome_cmp_dbl);
+    fig->fct_p50 = outcome_pct_u64(fct, k, 50);
+    fig->fct_p99 = outcome_pct_u64(fct, k, 99);
+    fig->fct_max = k ? fct[k - 1] : 0;
+    fig->sd_p50 = outcome_pct_dbl(sd, k, 50);
+    fig->sd_p99 = outcome_pct_dbl(sd, k, 99);
+    fig->sd_max = k ? sd[k - 1] : 0;
+    g_free(fct);
+    g_free(sd);
+}
+
+/* nccl-tests' bus bandwidth factor (models.md 7.3). */
+double outcome_busbw_factor(const char *op, uint32_t n)
+{
+    double dn = n;
+    if (!strcmp(op, "allreduce"))
+        return 2 * (dn - 1) / dn;
+    if (!strcmp(op, "allgather") || !strcmp(op, "reducescatter") || !strcmp(op, "alltoall"))
+        return (dn - 1) / dn;
+    return 1; /* broadcast, reduce, sendrecv */
+}
+
+/* collectives.csv: time from the iteration's begin marker (after the compute phase) to its
+ * end marker; algbw = bytes / time in GB/s (1e9 B/s) and busbw = algbw x factor. */
+void outcome_write_collectives(FILE *f, const struct schedule *s, const struct xfer_outcome *o,
+                               struct run_figures *fig)
+{
+    fprintf(f, "job,op,algorithm,ranks,bytes,iteration,start_ns,end_ns,time_us,algbw_GBps,busbw_GBps\n");
+    fig->ncolls = s->colls->len;
+    fig->colls = g_new0(struct coll_result, fig->ncolls ? fig->ncolls : 1);
+    for (uint32_t i = 0; i < s->colls->len; i++) {
+        const struct sched_coll *c = &g_array_index(s->colls, struct sched_coll, i);
+        const struct sched_job *j = &g_array_index(s->jobs, struct sched_job, c->job);
+        struct coll_result *r = &fig->colls[i];
+        const struct xfer_outcome *b = &o[c->first], *e = &o[c->first + c->count - 1];
+        r->job = c->job;
+        r->iteration = c->iteration;
+        r->ranks = j->ranks;
+        r->bytes = c->bytes;
+        r->done = b->state == OUTCOME_DONE && e->state == OUTCOME_DONE;
+        if (!r->done) {
+            fprintf(f, "%s,%s,%s,%u,%" G_GUINT64_FORMAT ",%u,,,,,\n", j->name, j->op, j->algorithm, j->ranks, c->bytes,
+                    c->iteration);
+            continue;
+        }
+        r->start = b->end;
+        r->end = e->end;
+        r->time_us = (double)(r->end - r->start) / PS_PER_US;
+        r->algbw = r->time_us > 0 ? (double)c->bytes / (r->time_us * 1e3) : 0;
+        r->busbw = r->algbw * outcome_busbw_factor(j->op, j->ranks);
+        fprintf(f, "%s,%s,%s,%u,%" G_GUINT64_FORMAT ",%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.3f,%.3f,%.3f\n",
+                j->name, j->op, j->algorithm, j->ranks, c->bytes, c->iteration, r->start / PS_PER_NS, r->end / PS_PER_NS,
+                r->time_us, r->algbw, r->busbw);
+    }
+}
+
+
+void outcome_job_figures(const struct schedule *s, const struct run_figures *fig, uint32_t job,
+                         struct job_figures *jf)
+{
+    *jf = (struct job_figures){ 0 };
+    double *t = g_new(double, fig->ncolls + 1);
+    uint32_t k = 0;
+    double comm = 0, bus = 0;
+    simtime_t first = SIMTIME_NEVER, last = 0;
+    for (uint32_t i = 0; i < fig->ncolls; i++) {
+        const struct coll_result *r = &fig->colls[i];
+        if (r->job != job || !r->done)
+            continue;
+        t[k++] = r->time_us;
+        comm += r->time_us;
+        bus += r->busbw;
+        const struct sched_coll *c = &g_array_index(s->colls, struct sched_coll, i);
+        /* the job's span starts when its first iteration's compute phase starts */
+        const struct transfer *bt = schedule_get(s, c->first);
+        simtime_t begin = r->start >= bt->delay ? r->start - bt->delay : 0;
+        if (begin < first)
+            first = begin;
+        if (r->end > last)
+            last = r->end;
+    }
+    qsort(t, k, sizeof *t, outcome_cmp_dbl);
+    jf->iterations = k;
+    if (k) {
+        jf->p50_us = outcome_pct_dbl(t, k, 50);
+        jf->p99_us = outcome_pct_dbl(t, k, 99);
+        jf->busbw = bus / k;
+        jf->comm_fraction = last > first ? comm / ((double)(last - first) / PS_PER_US) : 1;
+    }
+    g_free(t);
+}
+
+void outcome_print_collectives(const struct schedule *s, const struct run_figures *fig)
+{
+    for (uint32_t j = 0; j < s->jobs->len; j++) {
+        const struct sched_job *job = &g_array_index(s->jobs, struct sched_job, j);
+        bool any = false;
+        for (uint32_t i = 0; i < fig->ncolls; i++)
+            any |= fig->colls[i].job == j;
+        if (!any)
+            continue;
+        printf("#\n# %s: %s %s, %u ranks (nccl-tests columns; GB/s = 1e9 B/s)\n", job->name, job->op,
+               job->algorithm, job->ranks);
+        printf("#  %12s %6s %12s %10s %10s %12s\n", "size(B)", "iter", "time(us)", "algbw", "busbw", "end(us)");
+        for (uint32_t i = 0; i < fig->ncolls; i++) {
+            const struct coll_result *r = &fig->colls[i];
+            if (r->job != j)
+                continue;
+            if (r->done)
+                printf("   %12" G_GUINT64_FORMAT " %6u %12.2f %10.2f %10.2f %12.2f\n", r->bytes, r->iteration, r->time_us,
+                       r->algbw, r->busbw, (double)r->end / PS_PER_US);
+            else
+                printf("   %12" G_GUINT64_FORMAT " %6u %12s\n", r->bytes, r->iteration, "incomplete");
+        }
+        struct job_figures jf;
+        outcome_job_figures(s, fig, j, &jf);
+        if (jf.iterations)
+            printf("# %s: time p50 %.2f us, p99 %.2f us, avg busbw %.2f GB/s, communicating %.1f%% of the job's time\n",
+                   job->name, jf.p50_us, jf.p99_us, jf.busbw, 100 * jf.comm_fraction);
+    }
+}
+
+void outcome_json_int(JsonBuilder *b, const char *k, uint64_t v)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_add_int_value(b, (gint64)v);
+}
+void outcome_json_dbl(JsonBuilder *b, const char *k, double v)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_add_double_value(b, v);
+}
+
+void outcome_json_transfer_metrics(JsonBuilder *b, const struct run_figures *fig)
+{
+    outcome_json_int(b, "transfers", fig->nxfers);
+    outcome_json_int(b, "transfers_completed", fig->done);
+    outcome_json_int(b, "bytes", fig->bytes);
+    outcome_json_int(b, "completion_ns", fig->completion / PS_PER_NS);
+    outcome_json_int(b, "fct_p50_ns", fig->fct_p50);
+    outcome_json_int(b, "fct_p99_ns", fig->fct_p99);
+    outcome_json_int(b, "fct_max_ns", fig->fct_max);
+    outcome_json_dbl(b, "slowdown_p50", fig->sd_p50);
+    outcome_json_dbl(b, "slowdown_p99", fig->sd_p99);
+    outcome_json_dbl(b, "slowdown_max", fig->sd_max);
+}
+
+void outcome_json_collective_metrics(JsonBuilder *b, const struct run_figures *fig)
+{
+    if (!fig->ncolls)
+        return;
+    double *t = g_new(double, fig->ncolls);
+    uint32_t k = 0;
+    double bus = 0;
+    for (uint32_t i = 0; i < fig->ncolls; i++)
+        if (fig->colls[i].done) {
+            t[k++] = fig->colls[i].time_us;
+            bus += fig->colls[i].busbw;
+        }
+    qsort(t, k, sizeof *t, outcome_cmp_dbl);
+    if (k) {
+        outcome_json_dbl(b, "collective_time_p50_us", outcome_pct_dbl(t, k, 50));
+        outcome_json_dbl(b, "collective_time_p99_us", outcome_pct_dbl(t, k, 99));
+        outcome_json_dbl(b, "busbw_GBps", bus / k);
+    }
+    outcome_json_int(b, "collectives_completed", k);
+    g_free(t);
+}
+
+void outcome_json_jobs(JsonBuilder *b, const struct schedule *s, const struct run_figures *fig)
+{
+    json_builder_set_member_name(b, "jobs");
+    json_builder_begin_array(b);
+    for (uint32_t j = 0; j < s->jobs->len; j++) {
+        const struct sched_job *job = &g_array_index(s->jobs, struct sched_job, j);
+        struct job_figures jf;
+        outcome_job_figures(s, fig, j, &jf);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "job");
+        json_builder_add_string_value(b, job->name);
+        json_builder_set_member_name(b, "op");
+        json_builder_add_string_value(b, job->op);
+        json_builder_set_member_name(b, "algorithm");
+        json_builder_add_string_value(b, job->algorithm);
+        outcome_json_int(b, "ranks", job->ranks);
+        if (jf.iterations) {
+            outcome_json_int(b, "iterations", jf.iterations);
+            outcome_json_dbl(b, "time_p50_us", jf.p50_us);
+            outcome_json_dbl(b, "time_p99_us", jf.p99_us);
+            outcome_json_dbl(b, "busbw_GBps", jf.busbw);
+            outcome_json_dbl(b, "comm_fraction", jf.comm_fraction);
+        }
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+}
+
+void run_figures_clear(struct run_figures *fig)
+{
+    g_free(fig->colls);
+    fig->colls = NULL;
+    if (fig->warnings)
+        g_ptr_array_free(fig->warnings, TRUE);
+    fig->warnings = NULL;
+}
+
+char *outcome_json_text(JsonBuilder *b)
+{
+    JsonGenerator *gen = json_generator_new();
+    json_generator_set_pretty(gen, TRUE);
+    JsonNode *root = json_builder_get_root(b);
+    json_generator_set_root(gen, root);
+    char *text = json_generator_to_data(gen, NULL);
+    json_node_unref(root);
+    g_object_unref(gen);
+    g_object_unref(b);
+    return text;
+}

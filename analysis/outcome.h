@@ -1,0 +1,84 @@
+/* The results contract's transfer and collective rows, shared by `run` and `replay`.
+ *
+ * transfers.csv   id,src,dst,bytes,prio,start_ns,end_ns,fct_ns,ideal_ns,slowdown
+ *                 (one row per transfer with bytes > 0; unfinished ones have no end)
+ * collectives.csv job,op,algorithm,ranks,bytes,iteration,start_ns,end_ns,time_us,algbw_GBps,
+ *                 busbw_GBps (nccl-tests definitions: algbw = bytes / time in 1e9 B/s,
+ *                 busbw = algbw x the operation's factor)
+ * Percentiles are nearest-rank. */
+#ifndef ROCESIM_OUTCOME_H
+#define ROCESIM_OUTCOME_H
+#include <json-glib/json-glib.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include "models/schedule.h"
+
+enum outcome_state { OUTCOME_PENDING = 0, OUTCOME_POSTED, OUTCOME_DONE };
+
+/* One transfer: posted at `start` (valid from POSTED on), landed at `end` (DONE only), both
+ * on the run's one time base in picoseconds. */
+struct xfer_outcome {
+    uint8_t state;
+    simtime_t start, end;
+};
+
+struct coll_result {
+    uint32_t job, iteration, ranks;
+    uint64_t bytes;
+    simtime_t start, end;
+    bool done;
+    double time_us, algbw, busbw;
+};
+
+struct run_figures {
+    struct coll_result *colls;
+    uint32_t ncolls;
+    uint64_t nxfers, done, bytes;
+    uint64_t fct_p50, fct_p99, fct_max, completion;
+    double sd_p50, sd_p99, sd_max;
+    double wall_s;
+    uint64_t peak_rss;
+    simtime_t end;
+    GPtrArray *warnings;
+};
+
+/* Per-job figures over its iterations: time percentiles, mean busbw, and the share of the
+ * job's span spent communicating (the rest is the compute phases between iterations). */
+struct job_figures {
+    double p50_us, p99_us, busbw, comm_fraction;
+    uint32_t iterations;
+};
+
+/* The ideal completion time of a transfer (the denominator of slowdown). */
+typedef simtime_t (*outcome_ideal_fn)(const void *ctx, uint32_t src, uint32_t dst, uint64_t bytes);
+
+/* Writes transfers.csv's rows to f and fills fig's transfer figures. o has one entry per
+ * transfer of s. */
+void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfer_outcome *o,
+                             outcome_ideal_fn ideal, const void *ctx, struct run_figures *fig);
+/* collectives.csv: time from an iteration's begin marker to its end marker. Fills fig->colls. */
+void outcome_write_collectives(FILE *f, const struct schedule *s, const struct xfer_outcome *o,
+                               struct run_figures *fig);
+/* nccl-tests' bus bandwidth factor of op over n ranks (models.md 7.3). */
+double outcome_busbw_factor(const char *op, uint32_t n);
+void outcome_job_figures(const struct schedule *s, const struct run_figures *fig, uint32_t job,
+                         struct job_figures *jf);
+/* The nccl-tests style table of every job's collectives, on stdout. */
+void outcome_print_collectives(const struct schedule *s, const struct run_figures *fig);
+/* summary.json pieces: the transfer metrics (transfers .. slowdown_max), the collective
+ * metrics (when there are collectives) and the "jobs" array. */
+void outcome_json_transfer_metrics(JsonBuilder *b, const struct run_figures *fig);
+void outcome_json_collective_metrics(JsonBuilder *b, const struct run_figures *fig);
+void outcome_json_jobs(JsonBuilder *b, const struct schedule *s, const struct run_figures *fig);
+void outcome_json_int(JsonBuilder *b, const char *k, uint64_t v);
+void outcome_json_dbl(JsonBuilder *b, const char *k, double v);
+int outcome_cmp_u64(const void *a, const void *b);
+int outcome_cmp_dbl(const void *a, const void *b);
+uint64_t outcome_pct_u64(const uint64_t *v, size_t n, double p);
+double outcome_pct_dbl(const double *v, size_t n, double p);
+/* The builder's document as pretty-printed JSON (summary.json's layout); consumes b. */
+char *outcome_json_text(JsonBuilder *b);
+/* Frees fig's collectives and warnings. */
+void run_figures_clear(struct run_figures *fig);
+
+#endif

@@ -1,0 +1,52 @@
+/* Replaying a schedule on real hosts: one process per schedule host, a transport for the data
+ * (udp.h, or verbs), a control plane for the rest (ctrl.h). The results folder is the
+ * simulator's (analysis/outcome.h), written by rank 0 on one time base.
+ *
+ * Semantics are the simulator's (models/schedule.h): a transfer starts `delay` after its last
+ * dependency finished, where "finished" is known to the transfer's source either at once (the
+ * dependency landed on, or was a marker of, the same host) or when a notification from the
+ * dependency's receiver arrives (its latency is recorded). Roots start `delay` after the
+ * common start. A marker finishes at its start time on its source host. */
+#ifndef ROCESIM_REPLAY_H
+#define ROCESIM_REPLAY_H
+#include <glib.h>
+#include <netinet/in.h>
+#include "analysis/outcome.h"
+#include "models/schedule.h"
+
+#define REPLAY_ERROR (replay_error_quark())
+GQuark replay_error_quark(void);
+enum {
+    REPLAY_ERROR_INPUT = 1,   /* bad schedule, map or option: exit 2 */
+    REPLAY_ERROR_NO_DEVICE,   /* verbs without an RDMA device: exit 3 */
+    REPLAY_ERROR_RUN,         /* setup or run failed: exit 1 */
+};
+
+enum replay_status { REPLAY_COMPLETE = 0, REPLAY_INCOMPLETE };
+
+struct replay_config {
+    const struct schedule *sched;     /* validated, with qps */
+    const char *schedule_path;
+    int rank, size;                   /* this process = schedule host `rank` */
+    struct in_addr *addr;             /* IPv4 of each schedule host */
+    const char *ctrl_addr;            /* rank 0's control address */
+    uint16_t ctrl_port, udp_port;
+    uint32_t mtu;
+    uint64_t rate_bps;
+    uint32_t window;
+    double drop;                      /* udp fault injection (udp.h) */
+    int64_t rto_ns;
+    int64_t timeout_ns;               /* a transfer not completed within it stops the run */
+    int64_t start_delay_ns;           /* from the start barrier to time 0 of the schedule */
+    outcome_ideal_fn ideal;
+    const void *ideal_ctx;
+    const char *out_dir;              /* written by rank 0 */
+    const char *transport;            /* "udp" */
+    volatile int *stop;               /* set by a signal handler: stop as if timed out */
+};
+
+/* Runs this rank's part. On rank 0, writes the results folder (complete or not) and sets
+ * *status; FALSE with *err when the replay could not run or its results not be written. */
+gboolean replay_run(const struct replay_config *c, enum replay_status *status, GError **err);
+
+#endif

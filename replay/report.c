@@ -1,0 +1,252 @@
+/* Rank 0's results folder from every rank's report (see report.h). */
+#include "replay/report.h"
+#include <arpa/inet.h>
+#include <string.h>
+#include "sim/results.h"
+#include "sim/version.h"
+
+int64_t replay_to_rank0(const struct replay_clock *k, int r, int64_t t)
+{
+    double off = (double)k->off[r];
+    if (k->off_after && k->at_after[r] != k->at[r]) {
+        /* the offset drifts linearly between the two samples (taken on rank 0's clock) */
+        double t0 = (double)t - off;
+        double slope = (double)(k->off_after[r] - k->off[r]) / (double)(k->at_after[r] - k->at[r]);
+        off += slope * (t0 - (double)k->at[r]);
+    }
+    return t - (int64_t)off;
+}
+
+static const char *const stat_names[] = {
+    "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "retransmitted_packets", "timeouts",
+    "naks_sent", "naks_received", "duplicate_request", "out_of_sequence",
+    "np_ecn_marked_roce_packets", "np_cnp_sent", "rp_cnp_handled", "icrc_errors",
+};
+
+struct parsed {
+    const struct replay_report_hdr *h;
+    const struct replay_record *rec;
+    size_t nrec;
+};
+
+static gboolean parse(GBytes *b, struct parsed *p)
+{
+    gsize n;
+    const uint8_t *d = g_bytes_get_data(b, &n);
+    if (n < sizeof *p->h || (n - sizeof *p->h) % sizeof *p->rec)
+        return FALSE;
+    p->h = (const void *)d;
+    p->rec = (const void *)(d + sizeof *p->h);
+    p->nrec = (n - sizeof *p->h) / sizeof *p->rec;
+    return TRUE;
+}
+
+gboolean replay_write_results(const struct replay_config *c, GBytes *const *reports,
+                              const struct replay_clock *k, gboolean complete,
+                              const char *reason, GError **err)
+{
+    const struct schedule *s = c->sched;
+    uint32_t n = schedule_count(s);
+    int size = c->size;
+    struct parsed *pr = g_new0(struct parsed, size);
+    struct xfer_outcome *o = g_new0(struct xfer_outcome, n ? n : 1);
+    uint64_t *landed = g_new0(uint64_t, n ? n : 1);
+    int64_t *notify_at = g_new0(int64_t, n ? n : 1);
+    GArray *notify_lat = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    int64_t t0 = 0;
+    gboolean have_t0 = FALSE;
+    for (int r = 0; r < size; r++)
+        if (reports[r] && parse(reports[r], &pr[r]) && !have_t0) {
+            t0 = replay_to_rank0(k, r, pr[r].h->local_t0);
+            have_t0 = TRUE;
+        }
+    /* one time base: rank 0's clock, from schedule time 0, in picoseconds */
+#define BASE(r, t) ((simtime_t)MAX(0, replay_to_rank0(k, (r), (t)) - t0) * 1000)
+    uint64_t bytes_sched = 0, bytes_landed = 0;
+    for (int r = 0; r < size; r++) {
+        if (!pr[r].h)
+            continue;
+        for (size_t i = 0; i < pr[r].nrec; i++) {
+            const struct replay_record *e = &pr[r].rec[i];
+            if (e->id >= n)
+                continue;
+            if (e->kind == REC_START) {
+                o[e->id].start = BASE(r, e->t);
+                if (o[e->id].state == OUTCOME_PENDING)
+                    o[e->id].state = OUTCOME_POSTED;
+            } else if (e->kind == REC_END) {
+                o[e->id].end = BASE(r, e->t);
+                o[e->id].state = OUTCOME_DONE;
+                landed[e->id] = e->v;
+            } else if (e->kind == REC_NOTIFIED) {
+                notify_at[e->id] = (int64_t)BASE(r, e->t);
+            }
+        }
+    }
+    /* a transfer whose end is known is also started (its source's report may be missing) */
+    for (uint32_t i = 0; i < n; i++) {
+        const struct transfer *t = schedule_get(s, i);
+        bytes_sched += t->bytes;
+        bytes_landed += landed[i];
+        if (o[i].state == OUTCOME_DONE && o[i].start > o[i].end)
+            o[i].start = o[i].end;
+        if (notify_at[i] && o[i].state == OUTCOME_DONE) {
+            uint64_t l = (uint64_t)MAX(0, notify_at[i] - (int64_t)o[i].end) / 1000;
+            g_array_append_val(notify_lat, l);
+        }
+    }
+    /* dependency order on the common time base, allowing the clock uncertainty */
+    int64_t unc = 0;
+    for (int r = 0; r < size; r++)
+        unc = MAX(unc, k->half[r]);
+    uint64_t violations = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct transfer *t = schedule_get(s, i);
+        const uint32_t *d = schedule_deps(s, t);
+        if (o[i].state == OUTCOME_PENDING)
+            continue;
+        for (uint32_t j = 0; j < t->ndeps; j++)
+            if (o[d[j]].state != OUTCOME_DONE ||
+                (int64_t)(o[i].start / 1000) + unc < (int64_t)(o[d[j]].end / 1000))
+                violations++;
+    }
+
+    struct results_dir rd = { 0 };
+    struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
+    gboolean ok = results_begin(&rd, c->out_dir, err);
+    FILE *f = NULL;
+    if (ok && (ok = (f = results_open(&rd, "transfers.csv", err)) != NULL)) {
+        outcome_write_transfers(f, s, o, c->ideal, c->ideal_ctx, &fig);
+        ok = results_close(f, "transfers.csv", err);
+    }
+    if (ok && s->colls->len && (ok = (f = results_open(&rd, "collectives.csv", err)) != NULL)) {
+        outcome_write_collectives(f, s, o, &fig);
+        ok = results_close(f, "collectives.csv", err);
+    }
+    if (ok && (ok = (f = results_open(&rd, "counters.csv", err)) != NULL)) {
+        fprintf(f, "t_ns,node,port,counter,value\n");
+        uint64_t end_ns = fig.completion / 1000;
+        for (int r = 0; r < size; r++) {
+            if (!pr[r].h)
+                continue;
+            const uint64_t *v = (const uint64_t *)&pr[r].h->stats;
+            for (size_t i = 0; i < G_N_ELEMENTS(stat_names); i++)
+                fprintf(f, "%" G_GUINT64_FORMAT ",host%d,0,%s,%" G_GUINT64_FORMAT "\n", end_ns, r,
+                        stat_names[i], v[i]);
+        }
+        ok = results_close(f, "counters.csv", err);
+    }
+    if (!complete)
+        g_ptr_array_add(fig.warnings, g_strdup_printf("incomplete replay: %s",
+                                                      reason ? reason : "a rank sent no report"));
+    if (bytes_landed != bytes_sched)
+        g_ptr_array_add(fig.warnings, g_strdup_printf("%" G_GUINT64_FORMAT " bytes landed of %"
+                                                      G_GUINT64_FORMAT " scheduled",
+                                                      bytes_landed, bytes_sched));
+    if (ok) {
+        JsonBuilder *b = json_builder_new();
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "rocesim_version");
+        json_builder_add_string_value(b, ROCESIM_VERSION);
+        json_builder_set_member_name(b, "replay");
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "status");
+        json_builder_add_string_value(b, complete ? "complete" : "incomplete");
+        if (!complete) {
+            json_builder_set_member_name(b, "reason");
+            json_builder_add_string_value(b, reason ? reason : "a rank sent no report");
+        }
+        json_builder_set_member_name(b, "transport");
+        json_builder_add_string_value(b, c->transport);
+        json_builder_set_member_name(b, "schedule");
+        json_builder_add_string_value(b, c->schedule_path ? c->schedule_path : "");
+        outcome_json_int(b, "ranks", (uint64_t)size);
+        outcome_json_int(b, "mtu", c->mtu);
+        outcome_json_int(b, "rate_bps", c->rate_bps);
+        outcome_json_int(b, "clock_uncertainty_ns", (uint64_t)unc);
+        json_builder_set_member_name(b, "hosts");
+        json_builder_begin_array(b);
+        for (int r = 0; r < size; r++) {
+            char ip[INET_ADDRSTRLEN];
+            inet_ntop(AF_INET, &c->addr[r], ip, sizeof ip);
+            json_builder_begin_object(b);
+            outcome_json_int(b, "rank", (uint64_t)r);
+            json_builder_set_member_name(b, "address");
+            json_builder_add_string_value(b, ip);
+            json_builder_set_member_name(b, "clock_offset_ns");
+            json_builder_add_int_value(b, k->off[r]);
+            outcome_json_int(b, "clock_uncertainty_ns", (uint64_t)k->half[r]);
+            if (k->off_after) {
+                json_builder_set_member_name(b, "clock_offset_after_ns");
+                json_builder_add_int_value(b, k->off_after[r]);
+            }
+            json_builder_set_member_name(b, "reported");
+            json_builder_add_boolean_value(b, pr[r].h != NULL);
+            json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+        json_builder_end_object(b);
+
+        json_builder_set_member_name(b, "metrics");
+        json_builder_begin_object(b);
+        outcome_json_transfer_metrics(b, &fig);
+        struct xport_stats tot = { 0 };
+        for (int r = 0; r < size; r++)
+            if (pr[r].h) {
+                const uint64_t *v = (const uint64_t *)&pr[r].h->stats;
+                uint64_t *t = (uint64_t *)&tot;
+                for (size_t i = 0; i < G_N_ELEMENTS(stat_names); i++)
+                    t[i] += v[i];
+            }
+        outcome_json_int(b, "bytes_scheduled", bytes_sched);
+        outcome_json_int(b, "bytes_landed", bytes_landed);
+        outcome_json_int(b, "dependency_violations", violations);
+        outcome_json_int(b, "ecn_marked", tot.ce_received);
+        outcome_json_int(b, "cnp_sent", tot.cnp_sent);
+        outcome_json_int(b, "cnp_handled", tot.cnp_received);
+        outcome_json_int(b, "retransmitted_packets", tot.retransmitted_packets);
+        outcome_json_int(b, "timeouts", tot.timeouts);
+        outcome_json_int(b, "naks_sent", tot.naks_sent);
+        g_array_sort(notify_lat, outcome_cmp_u64);
+        outcome_json_int(b, "notifications", notify_lat->len);
+        if (notify_lat->len) {
+            const uint64_t *l = (const uint64_t *)notify_lat->data;
+            outcome_json_int(b, "notify_latency_p50_ns", outcome_pct_u64(l, notify_lat->len, 50));
+            outcome_json_int(b, "notify_latency_max_ns", l[notify_lat->len - 1]);
+        }
+        outcome_json_collective_metrics(b, &fig);
+        outcome_json_int(b, "complete", complete ? 1 : 0);
+        json_builder_end_object(b);
+        outcome_json_jobs(b, s, &fig);
+        json_builder_set_member_name(b, "warnings");
+        json_builder_begin_array(b);
+        for (guint i = 0; i < fig.warnings->len; i++)
+            json_builder_add_string_value(b, g_ptr_array_index(fig.warnings, i));
+        json_builder_end_array(b);
+        json_builder_end_object(b);
+        char *text = outcome_json_text(b);
+        char *jp = g_build_filename(rd.tmp, "summary.json", NULL);
+        ok = g_file_set_contents(jp, text, -1, err);
+        g_free(jp);
+        g_free(text);
+    }
+    if (ok)
+        ok = results_commit(&rd, err);
+    else
+        results_abort(&rd);
+    if (ok) {
+        outcome_print_collectives(s, &fig);
+        printf("replay %s: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " transfers, %"
+               G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " bytes, fct p50 %" G_GUINT64_FORMAT
+               " ns p99 %" G_GUINT64_FORMAT " ns -> %s/\n", complete ? "complete" : "INCOMPLETE",
+               fig.done, fig.nxfers, bytes_landed, bytes_sched, fig.fct_p50, fig.fct_p99,
+               c->out_dir);
+    }
+    run_figures_clear(&fig);
+    g_free(pr);
+    g_free(o);
+    g_free(landed);
+    g_free(notify_at);
+    g_array_free(notify_lat, TRUE);
+    return ok;
+}

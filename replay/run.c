@@ -1,0 +1,498 @@
+/* One rank of a replay: dependencies, timed starts, the transport, the control plane, and on
+ * rank 0 the results folder (see replay.h). */
+#define _GNU_SOURCE
+#include "replay/replay.h"
+#include <poll.h>
+#include <time.h>
+#include <arpa/inet.h>
+#include <string.h>
+#include "replay/ctrl.h"
+#include "replay/report.h"
+#include "replay/udp.h"
+
+G_DEFINE_QUARK(rocesim-replay-error-quark, replay_error)
+
+#define MAX_POLL 1024
+#define CLOCK_SAMPLES 32
+
+struct timed {
+    int64_t t;
+    uint32_t id;
+};
+
+struct rank_state {
+    const struct replay_config *c;
+    const struct schedule *s;
+    uint32_t me, n;
+    struct xport *x;
+    struct ctrl *ctrl;
+    uint32_t *qp_of;               /* transfer -> QP index */
+    uint32_t *dep_off, *dep_list;  /* dependents in CSR form */
+    uint32_t *deps_left;
+    int64_t *known;                /* latest dependency finish known here (local ns) */
+    int64_t *posted;               /* local start time, or -1 */
+    int64_t local_t0;              /* local time of schedule time 0 */
+    GSequence *heap;               /* struct timed: pending starts */
+    GByteArray *report;            /* struct replay_record... */
+    uint32_t to_start, to_finish;  /* obligations left */
+    int64_t last_event;
+    char *abort_reason;
+    uint32_t *notified_stamp;      /* dedupe notifications: host -> transfer id + 1 */
+    guint8 *finished;              /* finished here */
+    guint8 *known_done;            /* finished here, or notified */
+    guint8 *acked;                 /* sent from here and acknowledged */
+};
+
+static uint32_t finish_host(const struct transfer *t) { return t->bytes ? t->dst : t->src; }
+
+static void record(struct rank_state *r, uint32_t id, uint32_t kind, int64_t t, uint64_t v)
+{
+    struct replay_record rec = { id, kind, t, v };
+    g_byte_array_append(r->report, (const guint8 *)&rec, sizeof rec);
+}
+
+/* Pending starts in time order (ties by transfer id, so the order is reproducible). */
+static gint timed_cmp(gconstpointer a, gconstpointer b, gpointer unused)
+{
+    (void)unused;
+    const struct timed *x = a, *y = b;
+    return x->t != y->t ? (x->t < y->t ? -1 : 1) : (x->id > y->id) - (x->id < y->id);
+}
+
+static void heap_push(GSequence *h, struct timed e)
+{
+    g_sequence_insert_sorted(h, g_memdup2(&e, sizeof e), timed_cmp, NULL);
+}
+
+static const struct timed *heap_top(GSequence *h)
+{
+    return g_sequence_is_empty(h) ? NULL : g_sequence_get(g_sequence_get_begin_iter(h));
+}
+
+static struct timed heap_pop(GSequence *h)
+{
+    GSequenceIter *it = g_sequence_get_begin_iter(h);
+    struct timed top = *(const struct timed *)g_sequence_get(it);
+    g_sequence_remove(it);
+    return top;
+}
+
+static void stop_with(struct rank_state *r, char *why)
+{
+    if (!r->abort_reason)
+        r->abort_reason = why;
+    else
+        g_free(why);
+}
+
+static void dep_resolved(struct rank_state *r, uint32_t x, int64_t t)
+{
+    if (t > r->known[x])
+        r->known[x] = t;
+    if (--r->deps_left[x] == 0)
+        heap_push(r->heap, (struct timed){ r->known[x] + (int64_t)(schedule_get(r->s, x)->delay / 1000), x });
+}
+
+/* Transfer d finished here at local time t: wake local dependents, notify remote ones. */
+static void finish(struct rank_state *r, uint32_t d, int64_t t, uint64_t bytes)
+{
+    if (r->finished[d])
+        return;
+    r->finished[d] = 1;
+    r->known_done[d] = 1;
+    r->to_finish--;
+    record(r, d, REC_END, t, bytes);
+    for (uint32_t k = r->dep_off[d]; k < r->dep_off[d + 1]; k++) {
+        uint32_t x = r->dep_list[k];
+        uint32_t h = schedule_get(r->s, x)->src;
+        if (h == r->me) {
+            dep_resolved(r, x, t);
+        } else if (r->notified_stamp[h] != d + 1) {
+            r->notified_stamp[h] = d + 1;
+            GError *e = NULL;
+            if (!r->x->ops->notify(r->x->impl, h, d, &e)) {
+                stop_with(r, g_strdup_printf("rank %u: %s", r->me, e->message));
+                g_error_free(e);
+            }
+        }
+    }
+}
+
+static void ev_landed(void *ctx, uint32_t xfer, uint64_t bytes, int64_t t)
+{
+    struct rank_state *r = ctx;
+    r->last_event = t;
+    if (xfer >= r->n || finish_host(schedule_get(r->s, xfer)) != r->me)
+        return; /* not a transfer that lands here: ignore rather than trust it */
+    finish(r, xfer, t, bytes);
+}
+
+static void ev_notified(void *ctx, uint32_t from, uint32_t d, int64_t t)
+{
+    struct rank_state *r = ctx;
+    r->last_event = t;
+    if (d >= r->n || finish_host(schedule_get(r->s, d)) != from)
+        return;
+    if (r->known_done[d])
+        return; /* a duplicate */
+    r->known_done[d] = 1;
+    record(r, d, REC_NOTIFIED, t, from);
+    for (uint32_t k = r->dep_off[d]; k < r->dep_off[d + 1]; k++) {
+        uint32_t x = r->dep_list[k];
+        if (schedule_get(r->s, x)->src == r->me)
+            dep_resolved(r, x, t);
+    }
+}
+
+static void ev_acked(void *ctx, uint32_t xfer, int64_t t)
+{
+    struct rank_state *r = ctx;
+    r->last_event = t;
+    if (xfer < r->n)
+        r->acked[xfer] = 1;
+    record(r, xfer, REC_ACKED, t, 0);
+}
+
+static void ev_failed(void *ctx, uint32_t xfer, const char *why)
+{
+    struct rank_state *r = ctx;
+    const struct transfer *t = schedule_get(r->s, xfer);
+    stop_with(r, g_strdup_printf("rank %u: transfer %u (host %u -> host %u, %" G_GUINT64_FORMAT
+                                 " bytes): %s", r->me, xfer, t->src, t->dst, t->bytes, why));
+}
+
+static void start(struct rank_state *r, uint32_t x, int64_t now)
+{
+    const struct transfer *t = schedule_get(r->s, x);
+    r->posted[x] = now;
+    r->to_start--;
+    record(r, x, REC_START, now, 0);
+    if (t->bytes == 0) {
+        finish(r, x, now, 0);
+        return;
+    }
+    GError *e = NULL;
+    if (!r->x->ops->post(r->x->impl, r->qp_of[x], x, t->bytes, &e)) {
+        stop_with(r, g_strdup_printf("rank %u: %s", r->me, e->message));
+        g_error_free(e);
+    }
+}
+
+/* Why this rank should stop now, or NULL: a transfer it sent not acknowledged within the
+ * timeout, or nothing at all happening for that long while work is left. */
+static char *late_transfer(struct rank_state *r, int64_t now)
+{
+    int64_t T = r->c->timeout_ns;
+    for (uint32_t i = 0; i < r->n; i++) {
+        const struct transfer *t = schedule_get(r->s, i);
+        if (t->src == r->me && t->bytes && r->posted[i] >= 0 && !r->acked[i] &&
+            now - r->posted[i] > T)
+            return g_strdup_printf("rank %u: transfer %u (host %u -> host %u, %" G_GUINT64_FORMAT
+                                   " bytes) not completed within the timeout of %.3f s", r->me, i,
+                                   t->src, t->dst, t->bytes, (double)T / 1e9);
+    }
+    if (now - r->last_event <= T)
+        return NULL;
+    for (uint32_t i = 0; i < r->n; i++) {
+        const struct transfer *t = schedule_get(r->s, i);
+        if (t->src == r->me && r->posted[i] < 0) {
+            const uint32_t *d = schedule_deps(r->s, t);
+            for (uint32_t k = 0; k < t->ndeps; k++)
+                if (!r->known_done[d[k]])
+                    return g_strdup_printf("rank %u: nothing happened for %.3f s: transfer %u still "
+                                           "waits for transfer %u (finishing at host %u)", r->me,
+                                           (double)T / 1e9, i, d[k],
+                                           finish_host(schedule_get(r->s, d[k])));
+        }
+        if (finish_host(t) == r->me && !r->finished[i] && t->src != r->me)
+            return g_strdup_printf("rank %u: nothing happened for %.3f s: transfer %u from host %u "
+                                   "has not arrived", r->me, (double)T / 1e9, i, t->src);
+    }
+    if (!r->x->ops->quiet(r->x->impl))
+        return g_strdup_printf("rank %u: nothing acknowledged for %.3f s", r->me, (double)T / 1e9);
+    return NULL;
+}
+
+static gboolean setup(struct rank_state *r, GError **err)
+{
+    const struct schedule *s = r->s;
+    r->n = schedule_count(s);
+    r->me = (uint32_t)r->c->rank;
+    GArray *qps = g_array_new(FALSE, FALSE, sizeof(struct sched_qp));
+    if (!schedule_derive_qps(s, qps, &r->qp_of, NULL, err)) {
+        g_array_free(qps, TRUE);
+        return FALSE;
+    }
+    g_array_free(qps, TRUE);
+    /* the QP index of a v2 file is the tag itself, of a v1 file its derived index: both are
+     * what schedule_derive_qps returns, in the order of s->qps */
+    uint32_t n = r->n;
+    r->dep_off = g_new0(uint32_t, n + 1);
+    r->deps_left = g_new0(uint32_t, n ? n : 1);
+    r->known = g_new0(int64_t, n ? n : 1);
+    r->posted = g_new(int64_t, n ? n : 1);
+    r->finished = g_new0(guint8, n ? n : 1);
+    r->known_done = g_new0(guint8, n ? n : 1);
+    r->acked = g_new0(guint8, n ? n : 1);
+    r->notified_stamp = g_new0(uint32_t, (gsize)r->c->size);
+    for (uint32_t i = 0; i < n; i++) {
+        const struct transfer *t = schedule_get(s, i);
+        const uint32_t *d = schedule_deps(s, t);
+        for (uint32_t k = 0; k < t->ndeps; k++)
+            r->dep_off[d[k] + 1]++;
+        r->deps_left[i] = t->ndeps;
+        r->posted[i] = -1;
+        if (t->src == r->me)
+            r->to_start++;
+        if (finish_host(t) == r->me)
+            r->to_finish++;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        r->dep_off[i + 1] += r->dep_off[i];
+    r->dep_list = g_new(uint32_t, r->dep_off[n] ? r->dep_off[n] : 1);
+    uint32_t *fill = g_memdup2(r->dep_off, sizeof(uint32_t) * (n + 1));
+    for (uint32_t i = 0; i < n; i++) {
+        const struct transfer *t = schedule_get(s, i);
+        const uint32_t *d = schedule_deps(s, t);
+        for (uint32_t k = 0; k < t->ndeps; k++)
+            r->dep_list[fill[d[k]]++] = i;
+    }
+    g_free(fill);
+    r->heap = g_sequence_new(g_free);
+    r->report = g_byte_array_new();
+    return TRUE;
+}
+
+static void teardown(struct rank_state *r)
+{
+    if (r->x)
+        r->x->ops->free(r->x->impl);
+    ctrl_free(r->ctrl);
+    g_free(r->qp_of);
+    g_free(r->dep_off);
+    g_free(r->dep_list);
+    g_free(r->deps_left);
+    g_free(r->known);
+    g_free(r->posted);
+    g_free(r->finished);
+    g_free(r->known_done);
+    g_free(r->acked);
+    g_free(r->notified_stamp);
+    if (r->heap)
+        g_sequence_free(r->heap);
+    if (r->report)
+        g_byte_array_unref(r->report);
+    g_free(r->abort_reason);
+}
+
+/* The rank's report: header then records. */
+static GBytes *make_report(struct rank_state *r, gboolean complete)
+{
+    struct replay_report_hdr h = { .rank = r->me, .complete = complete, .local_t0 = r->local_t0 };
+    r->x->ops->stats(r->x->impl, &h.stats);
+    GByteArray *b = g_byte_array_new();
+    g_byte_array_append(b, (const guint8 *)&h, sizeof h);
+    g_byte_array_append(b, r->report->data, r->report->len);
+    return g_byte_array_free_to_bytes(b);
+}
+
+gboolean replay_run(const struct replay_config *c, enum replay_status *status, GError **err)
+{
+    struct rank_state r = { .c = c, .s = c->sched };
+    gboolean ok = FALSE;
+    GBytes **reports = NULL;
+    int size = c->size;
+    *status = REPLAY_INCOMPLETE;
+    if (!setup(&r, err))
+        goto out;
+    int64_t setup_deadline = ctrl_now_ns() + MAX(c->timeout_ns, 5000000000LL);
+    r.ctrl = ctrl_connect(c->rank, size, c->ctrl_addr, c->ctrl_port, setup_deadline, err);
+    if (!r.ctrl)
+        goto out;
+    struct xport_events ev = { &r, ev_landed, ev_notified, ev_acked, ev_failed };
+    struct udp_config uc = { .me = r.me, .nhosts = (uint32_t)size, .sched = r.s, .addr = c->addr,
+                             .port = c->udp_port, .mtu = c->mtu, .rate_bps = c->rate_bps,
+                             .window = c->window, .rto_ns = c->rto_ns, .retry = 7,
+                             .entropy_ports = TRUE, .drop = c->drop };
+    GError *xe = NULL;
+    r.x = udp_xport_new(&uc, &ev, &xe);
+    /* every rank says whether its transport came up before anyone starts */
+    char mine[256] = "";
+    if (!r.x)
+        g_strlcpy(mine, xe->message, sizeof mine);
+    g_clear_error(&xe);
+    GBytes **st = NULL;
+    if (!ctrl_allgather(r.ctrl, mine, strlen(mine), &st, err))
+        goto out;
+    GString *bad = g_string_new(NULL);
+    for (int k = 0; k < size; k++) {
+        gsize l;
+        const char *m = g_bytes_get_data(st[k], &l);
+        if (l)
+            g_string_append_printf(bad, "%srank %d: %.*s", bad->len ? "; " : "", k, (int)l, m);
+        g_bytes_unref(st[k]);
+    }
+    g_free(st);
+    if (bad->len) {
+        g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_RUN, "%s", bad->str);
+        g_string_free(bad, TRUE);
+        goto out;
+    }
+    g_string_free(bad, TRUE);
+
+    /* clocks, then a common start: rank 0 names time 0 on its clock, each rank maps it */
+    int64_t *off = g_new0(int64_t, size), *half = g_new0(int64_t, size), *at = g_new0(int64_t, size);
+    int64_t *off2 = g_new0(int64_t, size), *half2 = g_new0(int64_t, size), *at2 = g_new0(int64_t, size);
+    if (!ctrl_clock_offsets(r.ctrl, CLOCK_SAMPLES, off, half, at, err))
+        goto out_clk;
+    int64_t plan[2] = { 0, 0 };
+    if (c->rank == 0)
+        plan[0] = ctrl_now_ns() + c->start_delay_ns;
+    GBytes **pl = NULL;
+    /* rank 0 sends everyone [t0, off[0..size)] */
+    GByteArray *pb = g_byte_array_new();
+    if (c->rank == 0) {
+        g_byte_array_append(pb, (const guint8 *)plan, sizeof plan[0]);
+        g_byte_array_append(pb, (const guint8 *)off, (guint)(sizeof(int64_t) * size));
+    }
+    gboolean got = ctrl_allgather(r.ctrl, pb->data, pb->len, &pl, err);
+    g_byte_array_unref(pb);
+    if (!got)
+        goto out_clk;
+    gsize pl_len;
+    const int64_t *p0 = g_bytes_get_data(pl[0], &pl_len);
+    r.local_t0 = p0[0] + p0[1 + c->rank];
+    for (int k = 0; k < size; k++)
+        g_bytes_unref(pl[k]);
+    g_free(pl);
+
+    for (uint32_t i = 0; i < r.n; i++) {
+        const struct transfer *t = schedule_get(r.s, i);
+        if (t->src == r.me && t->ndeps == 0)
+            heap_push(r.heap, (struct timed){ r.local_t0 + (int64_t)(t->delay / 1000), i });
+    }
+    r.last_event = r.local_t0;
+
+    /* the run */
+    gboolean sent_done = FALSE, fin = FALSE, aborting = FALSE;
+    int64_t grace_until = INT64_MAX;
+    reports = g_new0(GBytes *, size);
+    int ndone = 0;
+    char *final_reason = NULL;
+    while (!fin) {
+        int64_t now = ctrl_now_ns();
+        while (heap_top(r.heap) && heap_top(r.heap)->t <= now && !aborting) {
+            struct timed e = heap_pop(r.heap);
+            start(&r, e.id, MAX(now, e.t));
+            r.last_event = now;
+        }
+        r.x->ops->service(r.x->impl, now);
+        if (!aborting && c->stop && *c->stop)
+            stop_with(&r, g_strdup_printf("rank %u: stopped by a signal", r.me));
+        if (!aborting && !r.abort_reason && now > r.local_t0)
+            r.abort_reason = late_transfer(&r, now);
+        struct ctrl_msg m;
+        while (ctrl_next(r.ctrl, &m)) {
+            if (m.ev == CTRL_ABORT && !r.abort_reason) {
+                gsize l;
+                const char *t = g_bytes_get_data(m.data, &l);
+                r.abort_reason = g_strndup(t, l);
+            } else if (m.ev == CTRL_LOST) {
+                if (c->rank == 0) {
+                    if (!reports[m.from])
+                        stop_with(&r, g_strdup_printf("rank %d went away (its control connection "
+                                                      "closed) before finishing", m.from));
+                } else {
+                    stop_with(&r, g_strdup("rank 0 (the control rank) went away"));
+                    fin = TRUE;
+                }
+            } else if (m.ev == CTRL_DONE && c->rank == 0 && m.from > 0 && m.from < size &&
+                       !reports[m.from]) {
+                reports[m.from] = g_bytes_ref(m.data);
+                ndone++;
+            } else if (m.ev == CTRL_FIN) {
+                fin = TRUE;
+            }
+            if (m.data)
+                g_bytes_unref(m.data);
+        }
+        if (r.abort_reason && !aborting) {
+            aborting = TRUE;
+            final_reason = g_strdup(r.abort_reason);
+            ctrl_send_abort(r.ctrl, r.abort_reason);
+            grace_until = now + MIN(c->timeout_ns, 5000000000LL);
+        }
+        gboolean done_here = r.to_start == 0 && r.to_finish == 0 && r.x->ops->quiet(r.x->impl);
+        if (!sent_done && (done_here || aborting)) {
+            sent_done = TRUE;
+            GBytes *rep = make_report(&r, done_here && !aborting);
+            if (c->rank == 0) {
+                reports[0] = rep;
+                ndone++;
+            } else {
+                gsize l;
+                const void *d = g_bytes_get_data(rep, &l);
+                ctrl_send_done(r.ctrl, d, l, NULL);
+                g_bytes_unref(rep);
+                if (aborting)
+                    fin = TRUE; /* rank 0 has what we know; nothing more to wait for */
+            }
+        }
+        if (c->rank == 0 && (ndone == size || now > grace_until)) {
+            ctrl_send_fin(r.ctrl);
+            fin = TRUE;
+        }
+        if (c->rank != 0 && aborting && now > grace_until)
+            fin = TRUE;
+        if (fin)
+            break;
+        /* sleep until input, the next start, the transport's next timer, or 20 ms */
+        struct pollfd fds[MAX_POLL];
+        int nf = r.x->ops->pollfds(r.x->impl, fds, MAX_POLL);
+        nf += ctrl_pollfds(r.ctrl, fds + nf, MAX_POLL - nf);
+        int64_t due = MIN(r.x->ops->next_due(r.x->impl), now + 20000000);
+        if (heap_top(r.heap) && !aborting)
+            due = MIN(due, heap_top(r.heap)->t);
+        if (due > now) {
+            int64_t w = due - now;
+            struct timespec ts = { (time_t)(w / 1000000000), (long)(w % 1000000000) };
+            ppoll(fds, (nfds_t)nf, &ts, NULL);
+        }
+    }
+
+    gboolean complete = !aborting && !r.abort_reason;
+    if (c->rank == 0) {
+        if (complete) /* drift: a second estimate after the run */
+            ctrl_clock_offsets(r.ctrl, CLOCK_SAMPLES, off2, half2, at2, NULL);
+        struct replay_clock clk = { off, half, at, complete ? off2 : NULL, half2, at2 };
+        for (int k = 0; k < size; k++)
+            if (!reports[k])
+                complete = FALSE;
+        ok = replay_write_results(c, reports, &clk, complete, final_reason, err);
+        *status = complete ? REPLAY_COMPLETE : REPLAY_INCOMPLETE;
+    } else {
+        if (complete)
+            ctrl_clock_offsets(r.ctrl, CLOCK_SAMPLES, NULL, NULL, NULL, NULL);
+        if (!complete && final_reason)
+            g_printerr("rocesim replay: %s\n", final_reason);
+        *status = complete ? REPLAY_COMPLETE : REPLAY_INCOMPLETE;
+        ok = TRUE;
+    }
+    g_free(final_reason);
+out_clk:
+    g_free(off);
+    g_free(half);
+    g_free(at);
+    g_free(off2);
+    g_free(half2);
+    g_free(at2);
+out:
+    if (reports) {
+        for (int k = 0; k < size; k++)
+            if (reports[k])
+                g_bytes_unref(reports[k]);
+        g_free(reports);
+    }
+    teardown(&r);
+    return ok;
+}

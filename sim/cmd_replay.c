@@ -1,0 +1,236 @@
+/* `rocesim replay`: run a schedule on lab hosts (one MPI rank per schedule host) and write the
+ * lab's results folder in the simulator's format. Exit 0 complete, 1 incomplete or failed,
+ * 2 bad input, 3 no RDMA device. */
+#include <arpa/inet.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include "models/packet.h"
+#include "models/schedule_io.h"
+#include "models/schedule_meta.h"
+#include "models/topology.h"
+#include "replay/hostmap.h"
+#include "replay/replay.h"
+#include "replay/verbs.h"
+#include "sim/commands.h"
+#include "sim/mpi_split.h"
+#include "sim/run.h"
+#include "sim/units.h"
+
+static volatile int stop_flag;
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+struct ideal_ctx {
+    const struct scenario *sc;
+    const struct topology *t;
+    uint64_t rate;
+    uint32_t mtu;
+};
+
+/* With --scenario, the simulator's own ideal; otherwise the message at the host rate with
+ * RoCEv2 framing per packet. */
+static simtime_t ideal_ps(const void *ctx, uint32_t src, uint32_t dst, uint64_t bytes)
+{
+    const struct ideal_ctx *c = ctx;
+    if (c->sc)
+        return ideal_transfer_ps(c->sc, c->t, src, dst, bytes);
+    uint64_t pkts = (bytes + c->mtu - 1) / c->mtu;
+    uint64_t wire = bytes + pkts * (ROCE_HDR_BYTES + WIRE_EXTRA_BYTES) + ROCE_RETH_BYTES;
+    return c->rate ? (simtime_t)((double)wire * 8 * PS_PER_S / (double)c->rate) : 0;
+}
+
+static gboolean parse_time_opt(const char *opt, const char *v, int64_t *ns)
+{
+    simtime_t ps;
+    char *why = NULL;
+    if (!units_parse_time(v, &ps, &why)) {
+        fprintf(stderr, "rocesim replay: %s %s: %s\n", opt, v, why);
+        g_free(why);
+        return FALSE;
+    }
+    *ns = (int64_t)(ps / 1000);
+    return TRUE;
+}
+
+int cmd_replay(int argc, char **argv)
+{
+    char *hosts = NULL, *transport = NULL, *device = NULL, *gid = NULL, *scenario = NULL,
+         *timeout = NULL, *out = NULL, *rate = NULL, *rto = NULL, *ctrl_addr = NULL;
+    int udp_port = 4791, ctrl_port = 18515, mtu = 0, window = 64;
+    double drop = 0;
+    GOptionEntry entries[] = {
+        { "hosts", 0, 0, G_OPTION_ARG_FILENAME, &hosts, "Lab map: which machine plays each schedule host (default: all on this machine, 127.0.0.x)", "FILE" },
+        { "transport", 0, 0, G_OPTION_ARG_STRING, &transport, "verbs (RoCE NICs) or udp (default udp)", "verbs|udp" },
+        { "device", 0, 0, G_OPTION_ARG_STRING, &device, "RDMA device for verbs (default: the map's, else the first)", "NAME" },
+        { "gid-index", 0, 0, G_OPTION_ARG_STRING, &gid, "RoCE v2 GID index (default auto)", "auto|N" },
+        { "scenario", 0, 0, G_OPTION_ARG_FILENAME, &scenario, "The scenario the schedule came from (ideal FCTs; its topology must match)", "FILE" },
+        { "timeout", 0, 0, G_OPTION_ARG_STRING, &timeout, "Stop when a transfer is not completed within this (default 30s)", "TIME" },
+        { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Results folder (written by rank 0; required)", "DIR" },
+        { "rate", 0, 0, G_OPTION_ARG_STRING, &rate, "udp: pacing rate per host (default: the schedule's host rate)", "RATE" },
+        { "mtu", 0, 0, G_OPTION_ARG_INT, &mtu, "udp: payload bytes per datagram (default: the schedule's mtu)", "BYTES" },
+        { "window", 0, 0, G_OPTION_ARG_INT, &window, "udp: packets in flight per QP (default 64)", "N" },
+        { "rto", 0, 0, G_OPTION_ARG_STRING, &rto, "udp: retransmission timeout (default 20ms)", "TIME" },
+        { "drop", 0, 0, G_OPTION_ARG_DOUBLE, &drop, "udp fault injection: drop this fraction of data packets (0..0.5)", "P" },
+        { "udp-port", 0, 0, G_OPTION_ARG_INT, &udp_port, "udp: port every host listens on (default 4791)", "PORT" },
+        { "ctrl-port", 0, 0, G_OPTION_ARG_INT, &ctrl_port, "TCP port of rank 0's control plane (default 18515)", "PORT" },
+        { "ctrl-addr", 0, 0, G_OPTION_ARG_STRING, &ctrl_addr, "rank 0's control address (default: host 0's address in the map)", "IPV4" },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
+    GOptionContext *ctx = g_option_context_new("SCHEDULE -o DIR");
+    g_option_context_set_summary(ctx, "Run a schedule on lab hosts, one MPI rank per schedule host:\n"
+                                      "  mpirun -np N rocesim replay job.sched [--hosts lab.map] -o lab/");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    GError *err = NULL;
+    int rc = 2;
+    struct schedule *s = NULL;
+    struct hostmap *map = NULL;
+    struct scenario *sc = NULL;
+    struct topology *topo = NULL;
+    struct mpi_split ms = { 0 };
+    if (!g_option_context_parse(ctx, &argc, &argv, &err) || argc != 2 || !out) {
+        fprintf(stderr, "rocesim replay: %s\n", err ? err->message : "expected SCHEDULE and -o DIR");
+        goto done;
+    }
+    const char *tr = transport ? transport : "udp";
+    if (strcmp(tr, "udp") && strcmp(tr, "verbs")) {
+        fprintf(stderr, "rocesim replay: --transport %s: expected verbs or udp\n", tr);
+        goto done;
+    }
+    if (gid && strcmp(gid, "auto") && !g_ascii_string_to_unsigned(gid, 10, 0, 255, NULL, NULL)) {
+        fprintf(stderr, "rocesim replay: --gid-index %s: expected auto or a number 0..255\n", gid);
+        goto done;
+    }
+    int64_t timeout_ns = 30000000000LL, rto_ns = 20000000;
+    if ((timeout && !parse_time_opt("--timeout", timeout, &timeout_ns)) ||
+        (rto && !parse_time_opt("--rto", rto, &rto_ns)))
+        goto done;
+    if (timeout_ns <= 0 || rto_ns <= 0) {
+        fprintf(stderr, "rocesim replay: --timeout and --rto must be positive\n");
+        goto done;
+    }
+    if (udp_port <= 0 || udp_port > 65535 || ctrl_port <= 0 || ctrl_port > 65535 || window <= 0 ||
+        mtu < 0 || mtu > 9000 || !(drop >= 0 && drop <= 0.5)) {
+        fprintf(stderr, "rocesim replay: --udp-port/--ctrl-port 1..65535, --window > 0, --mtu 1..9000, --drop 0..0.5\n");
+        goto done;
+    }
+    if (!mpi_split_detect(&ms, &err)) {
+        fprintf(stderr, "rocesim replay: %s\n", err->message);
+        goto done;
+    }
+    if (!(s = schedule_read(argv[1], 0, &err))) {
+        fprintf(stderr, "rocesim replay: %s\n", err->message);
+        goto done;
+    }
+    uint32_t nhosts = s->meta.present ? s->meta.hosts : 0;
+    for (uint32_t i = 0; i < schedule_count(s); i++)
+        nhosts = MAX(nhosts, MAX(schedule_get(s, i)->src, schedule_get(s, i)->dst) + 1);
+    if ((uint32_t)ms.size != nhosts) {
+        fprintf(stderr, "rocesim replay: %s has %u hosts but %d rank(s) were started: start one "
+                        "rank per schedule host (mpirun -np %u)\n", argv[1], nhosts, ms.size, nhosts);
+        goto done;
+    }
+    if (scenario) {
+        if (!(sc = scenario_load(scenario, NULL, &err)) || !(topo = topology_build(sc, &err))) {
+            fprintf(stderr, "rocesim replay: %s\n", err->message);
+            goto done;
+        }
+        char *dg = topology_digest(topo);
+        gboolean same = !s->meta.present || !s->meta.topology || !*s->meta.topology ||
+                        !strcmp(dg, s->meta.topology);
+        if (!same)
+            fprintf(stderr, "rocesim replay: --scenario %s: its topology (%s) is not the one the "
+                            "schedule was made for (%s)\n", scenario, dg, s->meta.topology);
+        g_free(dg);
+        if (!same)
+            goto done;
+    }
+    if (hosts) {
+        if (!(map = hostmap_read(hosts, &err))) {
+            fprintf(stderr, "rocesim replay: %s\n", err->message);
+            goto done;
+        }
+        if (map->n != nhosts) {
+            fprintf(stderr, "rocesim replay: %s maps %u hosts, the schedule has %u (running a "
+                            "subset is not supported)\n", hosts, map->n, nhosts);
+            goto done;
+        }
+    } else {
+        map = hostmap_loopback(nhosts);
+    }
+    uint64_t rate_bps = s->meta.present ? s->meta.host_rate_bps : 0;
+    if (rate) {
+        char *why = NULL;
+        if (!units_parse_rate(rate, &rate_bps, &why)) {
+            fprintf(stderr, "rocesim replay: --rate %s: %s\n", rate, why);
+            g_free(why);
+            goto done;
+        }
+    }
+    uint32_t m = mtu ? (uint32_t)mtu : s->meta.present ? s->meta.mtu : 1024;
+    if (m > 9000) {
+        fprintf(stderr, "rocesim replay: the schedule's mtu %u is larger than a datagram of the "
+                        "udp transport may carry here (9000); give --mtu\n", m);
+        goto done;
+    }
+    if (!strcmp(tr, "verbs")) {
+        const char *dev = device ? device : strcmp(map->h[ms.rank].device, "-") ? map->h[ms.rank].device : NULL;
+        struct ibv_context *vc = verbs_open(verbs_real(), dev, &err);
+        if (!vc) {
+            fprintf(stderr, "rocesim replay: rank %d: %s\n", ms.rank, err->message);
+            rc = err->code == REPLAY_ERROR_NO_DEVICE ? 3 : 1;
+            goto done;
+        }
+        ibv_close_device(vc);
+        fprintf(stderr, "rocesim replay: rank %d: the verbs data path is not implemented yet; "
+                        "use --transport udp\n", ms.rank);
+        rc = 1;
+        goto done;
+    }
+    struct in_addr *addr = g_new(struct in_addr, nhosts);
+    for (uint32_t h = 0; h < nhosts; h++)
+        addr[h] = map->h[h].addr;
+    char a0[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &addr[0], a0, sizeof a0);
+    struct ideal_ctx ic = { sc, topo, rate_bps, m };
+    struct replay_config c = {
+        .sched = s, .schedule_path = argv[1], .rank = ms.rank, .size = ms.size, .addr = addr,
+        .ctrl_addr = ctrl_addr ? ctrl_addr : a0, .ctrl_port = (uint16_t)ctrl_port,
+        .udp_port = (uint16_t)udp_port, .mtu = m, .rate_bps = rate_bps, .window = (uint32_t)window, .drop = drop,
+        .rto_ns = rto_ns, .timeout_ns = timeout_ns, .start_delay_ns = 100000000,
+        .ideal = ideal_ps, .ideal_ctx = &ic, .out_dir = out, .transport = tr, .stop = &stop_flag,
+    };
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    enum replay_status st;
+    if (!replay_run(&c, &st, &err)) {
+        fprintf(stderr, "rocesim replay: rank %d: %s\n", ms.rank, err->message);
+        rc = err->domain == REPLAY_ERROR && err->code == REPLAY_ERROR_INPUT ? 2 : 1;
+    } else {
+        rc = st == REPLAY_COMPLETE ? 0 : 1;
+    }
+    g_free(addr);
+done:
+    g_clear_error(&err);
+    g_option_context_free(ctx);
+    mpi_split_clear(&ms);
+    hostmap_free(map);
+    schedule_free(s);
+    topology_free(topo);
+    scenario_free(sc);
+    g_free(hosts);
+    g_free(transport);
+    g_free(device);
+    g_free(gid);
+    g_free(scenario);
+    g_free(timeout);
+    g_free(out);
+    g_free(rate);
+    g_free(rto);
+    g_free(ctrl_addr);
+    return rc;
+}

@@ -1,0 +1,75 @@
+#!/bin/sh
+# Runs a 4-host replay in network namespaces: hosts h0..h3 on a bridge (in its own namespace),
+# HTB at 1 Gbit/s with a byte FIFO of FIFO bytes on every egress (hosts and bridge ports),
+# static ARP, addresses only inside the namespaces. Every rank runs in its host's namespace
+# with the launcher's variables set by hand (mpirun cannot place ranks in namespaces).
+#   replay-netns.sh ROCESIM SCHEDULE SCENARIO OUT FIFO_BYTES [extra replay options]
+# Exit: the status of rank 0 (2 when the namespaces cannot be made). Everything it creates is
+# removed on exit, whatever happens.
+set -u
+ROCESIM=$1 SCHED=$2 SCEN=$3 OUT=$4 FIFO=$5
+shift 5
+P=r12n$$
+WORK=$(mktemp -d)
+cleanup() {
+    for i in 0 1 2 3; do
+        [ -f "$WORK/pid$i" ] && kill -9 "$(cat "$WORK/pid$i")" 2>/dev/null
+        ip netns del ${P}h$i 2>/dev/null
+    done
+    ip netns del ${P}b 2>/dev/null
+    rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+ip netns add ${P}b || exit 2
+ip -n ${P}b link add br0 type bridge || exit 2
+ip -n ${P}b link set br0 up
+: > "$WORK/map"
+for i in 0 1 2 3; do
+    ip netns add ${P}h$i || exit 2
+    ip link add ${P}x$i netns ${P}h$i type veth peer name p$i netns ${P}b || exit 2
+    ip -n ${P}h$i link set ${P}x$i name eth0
+    ip -n ${P}h$i link set lo up
+    ip -n ${P}h$i addr add 10.12.0.$((i + 1))/24 dev eth0
+    # jumbo frames: a RoCE MTU of 4096 fits one datagram (no IP fragments)
+    ip -n ${P}h$i link set eth0 mtu 9000
+    ip -n ${P}b link set p$i mtu 9000
+    ip -n ${P}h$i link set eth0 up
+    ip -n ${P}b link set p$i master br0
+    ip -n ${P}b link set p$i up
+    for pair in "${P}h$i eth0" "${P}b p$i"; do
+        set -- $pair "$@"
+        ns=$1 dev=$2
+        shift 2
+        ip netns exec $ns tc qdisc add dev $dev root handle 1: htb default 1 || exit 2
+        ip netns exec $ns tc class add dev $dev parent 1: classid 1:1 htb rate 1gbit ceil 1gbit || exit 2
+        ip netns exec $ns tc qdisc add dev $dev parent 1:1 handle 10: bfifo limit "$FIFO" || exit 2
+    done
+    echo "host $i ${P}h$i - eth0 10.12.0.$((i + 1)) 0" >> "$WORK/map"
+done
+# static ARP: every host knows every other host's MAC
+for i in 0 1 2 3; do
+    mac=$(ip -n ${P}h$i -o link show eth0 | sed -n 's/.*link\/ether \([0-9a-f:]*\).*/\1/p')
+    for j in 0 1 2 3; do
+        [ $i = $j ] || ip -n ${P}h$j neigh add 10.12.0.$((i + 1)) lladdr "$mac" dev eth0 nud permanent
+    done
+done
+for i in 3 2 1 0; do
+    # ranks share two CPUs with everything else: a higher CFS weight keeps their wake-ups on time
+    ip netns exec ${P}h$i nice -n -10 env OMPI_COMM_WORLD_RANK=$i OMPI_COMM_WORLD_SIZE=4 \
+        timeout -k 5 90 "$ROCESIM" replay "$SCHED" --hosts "$WORK/map" --scenario "$SCEN" -o "$OUT" "$@" \
+        > "$WORK/out$i" 2>&1 &
+    echo $! > "$WORK/pid$i"
+done
+rc=0
+for i in 3 2 1; do wait "$(cat "$WORK/pid$i")"; done
+wait "$(cat "$WORK/pid0")" || rc=$?
+cat "$WORK/out0" "$WORK/out1" "$WORK/out2" "$WORK/out3"
+# what every egress qdisc sent and dropped (the incast queue builds at the bridge port p0;
+# senders' own bursts can overflow their FIFOs too)
+for i in 0 1 2 3; do
+    for pair in "${P}b p$i bridge" "${P}h$i eth0 host$i"; do
+        set -- $pair
+        ip netns exec $1 tc -s qdisc show dev $2 | sed -n "s/^ Sent \([0-9]*\) bytes.*dropped \([0-9]*\),.*/egress $3 $2 sent \1 dropped \2/p" | head -1
+    done
+done
+exit $rc

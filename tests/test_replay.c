@@ -1,0 +1,686 @@
+/* Replay: the segmentation rule, PSN and clock arithmetic, the lab map, the verbs device path
+ * over a fake table and for real (no RDMA device here), and whole replays under mpirun on
+ * loopback over the UDP transport: dependencies honoured, bytes equal, results that compare
+ * and plot read, packet loss recovered, and a rank that dies or hangs stopping everyone. */
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "analysis/frames.h"
+#include "models/schedule_io.h"
+#include "replay/hostmap.h"
+#include "replay/report.h"
+#include "replay/segment.h"
+#include "replay/udp.h"
+#include "replay/verbs.h"
+#include "replay/verbs_plan.h"
+#include <sys/resource.h>
+#include "tests/testutil.h"
+
+/* ---- units ---- */
+
+/* Hand-worked: 2^31 + 100 bytes at mtu 4096 is 2^31/4096 = 524288 full packets in the first
+ * message and one 100-byte packet that is a whole second message (FIRST+LAST+IMM). */
+static void test_segmentation(void)
+{
+    struct segment s;
+    uint64_t big = (1ull << 31) + 100;
+    CU_ASSERT_EQUAL(segment_packets(big, 4096), 524289);
+    segment_packet(big, 4096, 0, &s);
+    CU_ASSERT(s.first && !s.last && !s.imm && s.payload == 4096 && s.msg_bytes == 1ull << 31);
+    segment_packet(big, 4096, 524287, &s);
+    CU_ASSERT(!s.first && s.last && !s.imm && s.payload == 4096);
+    segment_packet(big, 4096, 524288, &s);
+    CU_ASSERT(s.first && s.last && s.imm && s.payload == 100 && s.msg_bytes == 100);
+    /* 2500 bytes at 1024: 1024, 1024, 452 */
+    CU_ASSERT_EQUAL(segment_packets(2500, 1024), 3);
+    segment_packet(2500, 1024, 2, &s);
+    CU_ASSERT(!s.first && s.last && s.imm && s.payload == 452 && s.msg_bytes == 2500);
+    /* a notification: one empty packet, the whole message */
+    CU_ASSERT_EQUAL(segment_packets(0, 1024), 1);
+    segment_packet(0, 1024, 0, &s);
+    CU_ASSERT(s.first && s.last && s.imm && s.payload == 0);
+    /* work requests: one per message of at most max_msg (capped at 2^31) */
+    CU_ASSERT_EQUAL(segment_work_requests(big, 0), 2);
+    CU_ASSERT_EQUAL(segment_work_requests(big, 1ull << 30), 3);
+    CU_ASSERT_EQUAL(segment_work_requests(1ull << 31, 1ull << 40), 1);
+    CU_ASSERT_EQUAL(segment_work_requests(0, 1024), 1);
+}
+
+static void test_psn_wrap(void)
+{
+    CU_ASSERT_EQUAL(psn_diff(0x000001, 0xFFFFFF), 2);
+    CU_ASSERT_EQUAL(psn_diff(0xFFFFFF, 0x000001), -2);
+    CU_ASSERT_EQUAL(psn_diff(0x400000, 0), 0x400000);
+    CU_ASSERT_EQUAL(psn_diff(0x800000, 0), -0x800000);
+    CU_ASSERT(udp_initial_psn(0x123) < (1u << 24));
+}
+
+/* Offsets: rank 1's clock is 1000 ns ahead at rank-0 time 0 and 3000 ns ahead at rank-0 time
+ * 1 s, so at rank-0 time 0.5 s it is 2000 ns ahead: its reading 500002000 is 500000000. */
+static void test_clock_interpolation(void)
+{
+    int64_t off[2] = { 0, 1000 }, half[2] = { 0, 10 }, at[2] = { 0, 0 };
+    int64_t off2[2] = { 0, 3000 }, half2[2] = { 0, 10 }, at2[2] = { 0, 1000000000 };
+    struct replay_clock k = { off, half, at, off2, half2, at2 };
+    CU_ASSERT(llabs(replay_to_rank0(&k, 1, 500002000) - 500000000) <= 1);
+    CU_ASSERT_EQUAL(replay_to_rank0(&k, 0, 12345), 12345);
+    struct replay_clock once = { off, half, at, NULL, NULL, NULL };
+    CU_ASSERT_EQUAL(replay_to_rank0(&once, 1, 500002000), 500001000);
+}
+
+/* IMM frames: the last packet of a transfer is WRITE ONLY/LAST WITH IMMEDIATE and parses back
+ * with its immediate and a good ICRC. */
+static void test_imm_frames(void)
+{
+    uint8_t buf[FRAME_MAX_BYTES];
+    struct packet p = { .kind = PKT_DATA, .src = 1, .dst = 2, .payload = 100, .sport = 0xC123,
+                        .dscp = 24, .ecn = ECN_ECT0, .dst_qpn = 0x101, .psn = 7,
+                        .flags = PKT_F_FIRST | PKT_F_LAST };
+    struct frame_ctx fc = { .msg_bytes = 100, .imm = true, .imm_data = 0xABCD };
+    size_t n = frame_build(&p, &fc, buf, sizeof buf);
+    /* Eth 14 + IP 20 + UDP 8 + BTH 12 + RETH 16 + ImmDt 4 + 100 + ICRC 4 */
+    CU_ASSERT_EQUAL(n, 178);
+    struct frame_info fi;
+    CU_ASSERT_EQUAL_FATAL(frame_parse(LINKTYPE_ETHERNET, buf, (uint32_t)n, (uint32_t)n, &fi), 0);
+    CU_ASSERT_EQUAL(fi.opcode, BTH_OP_WRITE_ONLY_IMM);
+    CU_ASSERT(fi.has_imm && fi.imm == 0xABCD && fi.has_reth && fi.reth_dma_len == 100);
+    CU_ASSERT_EQUAL(fi.icrc, ICRC_OK);
+    p.flags = PKT_F_LAST;
+    n = frame_build(&p, &fc, buf, sizeof buf);
+    CU_ASSERT_EQUAL(n, 178 - 16);
+    CU_ASSERT_EQUAL_FATAL(frame_parse(LINKTYPE_ETHERNET, buf, (uint32_t)n, (uint32_t)n, &fi), 0);
+    CU_ASSERT_EQUAL(fi.opcode, BTH_OP_WRITE_LAST_IMM);
+    CU_ASSERT(fi.has_imm && fi.imm == 0xABCD && !fi.has_reth && fi.icrc == ICRC_OK);
+}
+
+static void expect_map_error(const char *dir, const char *body, const char *needle)
+{
+    char *p = g_build_filename(dir, "lab.map", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(p, body, -1, NULL));
+    GError *e = NULL;
+    struct hostmap *m = hostmap_read(p, &e);
+    CU_ASSERT_PTR_NULL(m);
+    gboolean ok = e && strstr(e->message, needle) && g_str_has_prefix(e->message, p);
+    if (!ok)
+        fprintf(stderr, "\nexpected '%s', got '%s'\n", needle, e ? e->message : "(none)");
+    CU_ASSERT(ok);
+    g_clear_error(&e);
+    hostmap_free(m);
+    g_free(p);
+}
+
+static void test_hostmap(void)
+{
+    char *dir = test_tmpdir();
+    char *p = g_build_filename(dir, "lab.map", NULL);
+    const char *good = "# lab\nhost 1 lab2 mlx5_1 ens2 192.168.0.2 0\n\nhost 0 lab1 mlx5_0 ens1 192.168.0.1 1\n";
+    CU_ASSERT_FATAL(g_file_set_contents(p, good, -1, NULL));
+    GError *e = NULL;
+    struct hostmap *m = hostmap_read(p, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL(m->n, 2);
+    CU_ASSERT_STRING_EQUAL(m->h[0].machine, "lab1");
+    CU_ASSERT_STRING_EQUAL(m->h[1].device, "mlx5_1");
+    CU_ASSERT_EQUAL(ntohl(m->h[1].addr.s_addr), 0xC0A80002u);
+    CU_ASSERT_EQUAL(m->h[0].leaf, 1);
+    hostmap_free(m);
+    expect_map_error(dir, "host 0 lab1 mlx5_0 ens1 192.168.0.1\n", ":1: expected 'host <schedule-host>");
+    expect_map_error(dir, "host 0 lab1 mlx5_0 ens1 192.168.0.256 0\n", ":1: '192.168.0.256' is not an IPv4 address");
+    expect_map_error(dir, "host 0 a - - 10.0.0.1 0\nhost 0 b - - 10.0.0.2 0\n", ":2: host 0 is mapped twice (first on line 1)");
+    expect_map_error(dir, "host 1 a - - 10.0.0.1 0\n", "schedule host 0 has no line");
+    expect_map_error(dir, "host x a - - 10.0.0.1 0\n", ":1: schedule host 'x' is not a host index");
+    struct hostmap *lo = hostmap_loopback(3);
+    CU_ASSERT_EQUAL(ntohl(lo->h[2].addr.s_addr), 0x7F000003u);
+    hostmap_free(lo);
+    test_rmtree(dir);
+    g_free(p);
+    g_free(dir);
+}
+
+/* ---- verbs device selection over a fake table ---- */
+
+static int fake_mode; /* 0: NULL list (ENOSYS), 1: empty list, 2: two devices */
+static GString *fake_calls;
+static struct ibv_device *fake_devs[3] = { (struct ibv_device *)0x10, (struct ibv_device *)0x20, NULL };
+static struct ibv_device *fake_empty[1] = { NULL };
+static struct ibv_device **fake_get(int *num)
+{
+    g_string_append(fake_calls, "get ");
+    if (fake_mode == 0) {
+        errno = ENOSYS;
+        return NULL;
+    }
+    *num = fake_mode == 1 ? 0 : 2;
+    return fake_mode == 1 ? fake_empty : fake_devs;
+}
+static void fake_free(struct ibv_device **l)
+{
+    (void)l;
+    g_string_append(fake_calls, "free ");
+}
+static const char *fake_name(struct ibv_device *d) { return d == fake_devs[0] ? "mlx5_0" : "mlx5_1"; }
+static struct ibv_context *fake_open(struct ibv_device *d)
+{
+    g_string_append_printf(fake_calls, "open:%s ", fake_name(d));
+    return (struct ibv_context *)0x99;
+}
+static int fake_close(struct ibv_context *c)
+{
+    (void)c;
+    return 0;
+}
+
+static void test_verbs_open_fake(void)
+{
+    const struct verbs_fns f = { fake_get, fake_free, fake_name, fake_open, fake_close };
+    GError *e = NULL;
+    fake_calls = g_string_new(NULL);
+    fake_mode = 0;
+    CU_ASSERT_PTR_NULL(verbs_open(&f, NULL, &e));
+    CU_ASSERT(e && e->code == REPLAY_ERROR_NO_DEVICE &&
+              !strcmp(e->message, "no RDMA device (ibv_get_device_list: Function not implemented)"));
+    g_clear_error(&e);
+    fake_mode = 1;
+    CU_ASSERT_PTR_NULL(verbs_open(&f, NULL, &e));
+    CU_ASSERT(e && e->code == REPLAY_ERROR_NO_DEVICE &&
+              !strcmp(e->message, "no RDMA device (ibv_get_device_list: 0 devices)"));
+    g_clear_error(&e);
+    fake_mode = 2;
+    CU_ASSERT_PTR_NULL(verbs_open(&f, "mlx5_9", &e));
+    CU_ASSERT(e && !strcmp(e->message, "no RDMA device 'mlx5_9' (there are: mlx5_0, mlx5_1)"));
+    g_clear_error(&e);
+    g_string_truncate(fake_calls, 0);
+    CU_ASSERT_PTR_EQUAL(verbs_open(&f, "mlx5_1", &e), (struct ibv_context *)0x99);
+    /* the list is freed only after the device is open */
+    CU_ASSERT_STRING_EQUAL(fake_calls->str, "get open:mlx5_1 free ");
+    g_string_free(fake_calls, TRUE);
+}
+
+/* QP attributes by hand (replay.md 1.3 and 2): DSCP 26 -> traffic class 104; priority 3 ->
+ * SL 3; sport 0xC123 -> flow label 0x123; timeout 14, retry 7. */
+static void test_verbs_plan(void)
+{
+    struct sched_qp q = { .src = 0, .dst = 1, .prio = 3, .sport = 0xC123 };
+    struct verbs_qp_plan p;
+    GError *e = NULL;
+    CU_ASSERT_FATAL(verbs_plan_qp(&q, 26, 1024, IBV_MTU_4096, TRUE, &p, &e));
+    CU_ASSERT_EQUAL(p.traffic_class, 104);
+    CU_ASSERT_EQUAL(p.sl, 3);
+    CU_ASSERT_EQUAL(p.flow_label, 0x123);
+    CU_ASSERT_EQUAL(p.path_mtu, IBV_MTU_1024);
+    CU_ASSERT(p.timeout == 14 && p.retry_cnt == 7 && p.rnr_retry == 7 && p.min_rnr_timer == 12);
+    CU_ASSERT(p.hop_limit > 1); /* 1 would die at the first routed hop */
+    CU_ASSERT(p.access_flags & IBV_ACCESS_REMOTE_WRITE);
+    CU_ASSERT(p.landing_mr_flags & IBV_ACCESS_LOCAL_WRITE); /* REMOTE_WRITE requires it */
+    CU_ASSERT_FALSE((p.access_flags | p.landing_mr_flags | p.source_mr_flags) & IBV_ACCESS_REMOTE_READ);
+    CU_ASSERT_EQUAL(p.source_mr_flags, 0);
+    CU_ASSERT_FATAL(verbs_plan_qp(&q, 26, 1024, IBV_MTU_4096, FALSE, &p, &e));
+    CU_ASSERT_EQUAL(p.access_flags, 0); /* a sender exposes nothing */
+    q.sport = 0xC000; /* label 0 would mean "hash the QPNs" */
+    CU_ASSERT_FATAL(verbs_plan_qp(&q, 26, 1024, IBV_MTU_4096, FALSE, &p, &e));
+    CU_ASSERT_EQUAL(p.flow_label, 0x4001);
+    CU_ASSERT_FALSE(verbs_plan_qp(&q, 26, 4096, IBV_MTU_1024, FALSE, &p, &e));
+    CU_ASSERT(e && strstr(e->message, "path MTU 4096 is above the port's active MTU 1024"));
+    g_clear_error(&e);
+    CU_ASSERT_FALSE(verbs_plan_qp(&q, 26, 1500, IBV_MTU_4096, FALSE, &p, &e));
+    CU_ASSERT(e && strstr(e->message, "path MTU 1500 is not an InfiniBand MTU"));
+    g_clear_error(&e);
+    /* preflight */
+    CU_ASSERT_FALSE(verbs_preflight(65536, 1 << 20, 1000, 10, &e));
+    CU_ASSERT(e && strstr(e->message, "1048576 bytes of locked memory, RLIMIT_MEMLOCK allows 65536"));
+    g_clear_error(&e);
+    CU_ASSERT(verbs_preflight((uint64_t)RLIM_INFINITY, 1ull << 40, 1000, 10, &e));
+    CU_ASSERT_FALSE(verbs_preflight((uint64_t)RLIM_INFINITY, 1, 8, 9, &e));
+    CU_ASSERT(e && strstr(e->message, "needs 9 QPs, the device allows 8"));
+    g_clear_error(&e);
+}
+
+/* A 16-bit tick counter: 0xFFF0 then 0x0010 is a wrap (0x10010), then 0x0020 (0x10020).
+ * Two clock pairs (1000 ticks, 5000 ns) and (3000, 9000) give 2 ns a tick: 2000 -> 7000 ns;
+ * one pair uses the nominal 1 GHz (1e6 kHz): 2000 -> 6000 ns. */
+static void test_tick_clock(void)
+{
+    struct tick_clock c = { .mask = 0xFFFF };
+    CU_ASSERT_EQUAL(tick_extend(&c, 0xFFF0), 0xFFF0);
+    CU_ASSERT_EQUAL(tick_extend(&c, 0x0010), 0x10010);
+    CU_ASSERT_EQUAL(tick_extend(&c, 0x0020), 0x10020);
+    CU_ASSERT_EQUAL(tick_extend(&c, 0x1FFFF), 0x1FFFF); /* bits above the mask are ignored */
+    CU_ASSERT_EQUAL(tick_to_host_ns(2000, 1000, 5000, 3000, 9000, 0), 7000);
+    CU_ASSERT_EQUAL(tick_to_host_ns(2000, 1000, 5000, 1000, 5000, 1000000), 6000);
+}
+
+/* ---- the command line ---- */
+
+static char *write_file(const char *dir, const char *name, const char *body)
+{
+    char *p = g_build_filename(dir, name, NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(p, body, -1, NULL));
+    return p;
+}
+
+/* No RDMA device on this machine: exit 3, the message, nothing written. */
+static void test_no_device(void)
+{
+    char *dir = test_tmpdir();
+    char *sched = write_file(dir, "one.sched", "# rocesim-schedule v1\n0 0 0 0 3 0 0 - - - 0\n");
+    char *out = g_build_filename(dir, "lab", NULL);
+    const char *args[] = { "replay", sched, "--transport", "verbs", "-o", out, NULL };
+    char *so = NULL, *se = NULL;
+    int rc = test_rocesim(args, NULL, &so, &se);
+    CU_ASSERT_EQUAL(rc, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(se, "no RDMA device (ibv_get_device_list: "));
+    CU_ASSERT(!g_file_test(out, G_FILE_TEST_EXISTS));
+    GDir *d = g_dir_open(dir, 0, NULL);
+    int n = 0;
+    while (g_dir_read_name(d))
+        n++;
+    g_dir_close(d);
+    CU_ASSERT_EQUAL(n, 1); /* only the schedule */
+    g_free(so);
+    g_free(se);
+    test_rmtree(dir);
+    g_free(sched);
+    g_free(out);
+    g_free(dir);
+}
+
+static void expect_bad_cmd(const char *const *args, const char *needle)
+{
+    char *so = NULL, *se = NULL;
+    int rc = test_rocesim(args, NULL, &so, &se);
+    gboolean ok = rc == 2 && strstr(se, needle);
+    if (!ok)
+        fprintf(stderr, "\nexpected exit 2 and '%s', got %d: %s\n", needle, rc, se);
+    CU_ASSERT(ok);
+    g_free(so);
+    g_free(se);
+}
+
+static void test_bad_input(void)
+{
+    char *dir = test_tmpdir();
+    char *four = write_file(dir, "four.sched", "# rocesim-schedule v1\n0 0 3 100 3 0 0 - - - 0\n");
+    char *map = write_file(dir, "lab.map", "host 0 a - - 10.0.0.300 0\n");
+    char *out = g_build_filename(dir, "lab", NULL);
+    expect_bad_cmd((const char *[]){ "replay", four, "-o", out, NULL },
+                   "has 4 hosts but 1 rank(s) were started");
+    expect_bad_cmd((const char *[]){ "replay", four, "--transport", "rdma", "-o", out, NULL },
+                   "--transport rdma: expected verbs or udp");
+    expect_bad_cmd((const char *[]){ "replay", four, "--timeout", "soon", "-o", out, NULL },
+                   "--timeout soon:");
+    char *one = write_file(dir, "one.sched", "# rocesim-schedule v1\n0 0 0 0 3 0 0 - - - 0\n");
+    expect_bad_cmd((const char *[]){ "replay", one, "--hosts", map, "-o", out, NULL },
+                   "lab.map:1: '10.0.0.300' is not an IPv4 address");
+    expect_bad_cmd((const char *[]){ "replay", "/nonexistent.sched", "-o", out, NULL },
+                   "/nonexistent.sched: cannot open");
+    CU_ASSERT(!g_file_test(out, G_FILE_TEST_EXISTS));
+    test_rmtree(dir);
+    g_free(four);
+    g_free(one);
+    g_free(map);
+    g_free(out);
+    g_free(dir);
+}
+
+/* ---- whole replays on loopback ---- */
+
+static gboolean have_mpirun(void)
+{
+    char *p = g_find_program_in_path("mpirun");
+    gboolean ok = p != NULL;
+    g_free(p);
+    if (!ok)
+        fprintf(stderr, "\n  SKIPPED: no mpirun (Debian: openmpi-bin, installed by make deps-check)\n");
+    return ok;
+}
+
+static int port_base(void) { return 20000 + (int)(getpid() % 20000); }
+
+static int mpirun_replay(const char *sched, const char *out, const char *extra, char **log)
+{
+    char *cmd = g_strdup_printf("timeout -k 5 120 mpirun --allow-run-as-root --oversubscribe -np 4 "
+                                "'%s' replay '%s' --udp-port %d --ctrl-port %d -o '%s' %s 2>&1",
+                                test_rocesim_bin(), sched, port_base(), port_base() + 1, out,
+                                extra ? extra : "");
+    int rc = test_run(cmd, log);
+    g_free(cmd);
+    return rc;
+}
+
+struct row {
+    uint64_t bytes, start, end;
+    gboolean done;
+};
+
+/* transfers.csv rows by transfer id (n entries; ids without a row stay zero). */
+static struct row *read_transfers(const char *dir, uint32_t n)
+{
+    char *p = g_build_filename(dir, "transfers.csv", NULL), *text = NULL;
+    struct row *rows = g_new0(struct row, n);
+    CU_ASSERT_FATAL(g_file_get_contents(p, &text, NULL, NULL));
+    char **lines = g_strsplit(text, "\n", -1);
+    CU_ASSERT_STRING_EQUAL(lines[0], "id,src,dst,bytes,prio,start_ns,end_ns,fct_ns,ideal_ns,slowdown");
+    for (int i = 1; lines[i] && *lines[i]; i++) {
+        char **f = g_strsplit(lines[i], ",", -1);
+        uint32_t id = (uint32_t)g_ascii_strtoull(f[0], NULL, 10);
+        if (id < n) {
+            rows[id].bytes = g_ascii_strtoull(f[3], NULL, 10);
+            rows[id].start = g_ascii_strtoull(f[5], NULL, 10);
+            rows[id].done = *f[6] != '\0';
+            rows[id].end = g_ascii_strtoull(f[6], NULL, 10);
+        }
+        g_strfreev(f);
+    }
+    g_strfreev(lines);
+    g_free(text);
+    g_free(p);
+    return rows;
+}
+
+/* The earliest a transfer may start by the schedule's rule, from the measured ends of the
+ * transfers it depends on (markers are not in transfers.csv: they finish when they start,
+ * which is their own earliest time): LB(x) = delay(x) + max over deps d of F(d), where
+ * F(d) = end(d) for a transfer with bytes and LB(d) for a marker; roots: their delay. */
+static uint64_t earliest(const struct schedule *s, const struct row *rows, uint64_t *memo, uint32_t x)
+{
+    if (memo[x] != UINT64_MAX)
+        return memo[x];
+    const struct transfer *t = schedule_get(s, x);
+    uint64_t m = 0;
+    const uint32_t *d = schedule_deps(s, t);
+    for (uint32_t k = 0; k < t->ndeps; k++) {
+        uint64_t f = schedule_get(s, d[k])->bytes ? rows[d[k]].end : earliest(s, rows, memo, d[k]);
+        m = MAX(m, f);
+    }
+    return memo[x] = m + t->delay / 1000;
+}
+
+static gint64 summary_int(const char *dir, const char *obj, const char *key)
+{
+    char *p = g_build_filename(dir, "summary.json", NULL);
+    JsonParser *jp = json_parser_new();
+    gint64 v = -1;
+    if (json_parser_load_from_file(jp, p, NULL)) {
+        JsonObject *o = json_object_get_object_member(json_node_get_object(json_parser_get_root(jp)), obj);
+        if (o && json_object_has_member(o, key))
+            v = json_object_get_int_member(o, key);
+    }
+    g_object_unref(jp);
+    g_free(p);
+    return v;
+}
+
+static char *summary_str(const char *dir, const char *obj, const char *key)
+{
+    char *p = g_build_filename(dir, "summary.json", NULL);
+    JsonParser *jp = json_parser_new();
+    char *v = NULL;
+    if (json_parser_load_from_file(jp, p, NULL)) {
+        JsonObject *o = json_object_get_object_member(json_node_get_object(json_parser_get_root(jp)), obj);
+        if (o && json_object_has_member(o, key))
+            v = g_strdup(json_object_get_string_member(o, key));
+    }
+    g_object_unref(jp);
+    g_free(p);
+    return v ? v : g_strdup("");
+}
+
+/* Every transfer completed, none started before its dependencies allowed (up to the clock
+ * uncertainty the replay reports), and the bytes that landed are the bytes scheduled. */
+static void check_complete_replay(const char *sched_path, const char *lab)
+{
+    GError *e = NULL;
+    struct schedule *s = schedule_read(sched_path, 0, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    uint32_t n = schedule_count(s);
+    struct row *rows = read_transfers(lab, n);
+    uint64_t *memo = g_new(uint64_t, n);
+    for (uint32_t i = 0; i < n; i++)
+        memo[i] = UINT64_MAX;
+    gint64 unc = summary_int(lab, "replay", "clock_uncertainty_ns");
+    CU_ASSERT(unc >= 0 && unc < 5000000);
+    uint64_t sched_bytes = 0, csv_bytes = 0;
+    uint32_t early = 0, missing = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct transfer *t = schedule_get(s, i);
+        if (!t->bytes)
+            continue;
+        sched_bytes += t->bytes;
+        if (!rows[i].done) {
+            missing++;
+            continue;
+        }
+        csv_bytes += rows[i].bytes;
+        /* start and end come from two hosts' clocks, each mapped onto rank 0's within its
+         * uncertainty (at most unc): allow twice that, +1 ns for truncation */
+        uint64_t lb = earliest(s, rows, memo, i);
+        if (rows[i].start + 2 * (uint64_t)unc + 1 < lb) {
+            fprintf(stderr, "\ntransfer %u started at %" G_GUINT64_FORMAT " ns, its dependencies allow "
+                    "%" G_GUINT64_FORMAT " ns (clock uncertainty %" G_GINT64_FORMAT " ns)\n", i,
+                    rows[i].start, lb, unc);
+            early++;
+        }
+        CU_ASSERT(rows[i].end >= rows[i].start);
+    }
+    CU_ASSERT_EQUAL(missing, 0);
+    CU_ASSERT_EQUAL(early, 0);
+    CU_ASSERT_EQUAL(csv_bytes, sched_bytes);
+    CU_ASSERT_EQUAL(test_metric(lab, "bytes_landed"), (gint64)sched_bytes);
+    char *st = summary_str(lab, "replay", "status");
+    CU_ASSERT_STRING_EQUAL(st, "complete");
+    g_free(st);
+    g_free(memo);
+    g_free(rows);
+    schedule_free(s);
+}
+
+static void replay_scenario(const char *name, const char *extra, gboolean compare_plot)
+{
+    if (!have_mpirun())
+        return;
+    char *dir = test_tmpdir();
+    char *rel = g_strconcat("replay/", name, ".ini", NULL);
+    char *ini = test_data_path(rel);
+    char *sched = g_build_filename(dir, "job.sched", NULL);
+    char *lab = g_build_filename(dir, "lab", NULL), *sim = g_build_filename(dir, "sim", NULL);
+    const char *sargs[] = { "schedule", ini, "-o", sched, NULL };
+    CU_ASSERT_EQUAL_FATAL(test_rocesim(sargs, NULL, NULL, NULL), 0);
+    char *log = NULL;
+    char *ex = g_strdup_printf("--scenario '%s' --timeout 20s %s", ini, extra ? extra : "");
+    int rc = mpirun_replay(sched, lab, ex, &log);
+    if (rc != 0)
+        fprintf(stderr, "\nreplay exit %d:\n%s\n", rc, log);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(log, "replay complete: "));
+    if (rc == 0)
+        check_complete_replay(sched, lab);
+    if (rc == 0 && compare_plot) {
+        const char *rargs[] = { "run", ini, "-o", sim, "--no-plots", "-q", NULL };
+        CU_ASSERT_EQUAL(test_rocesim(rargs, NULL, NULL, NULL), 0);
+        char *so = NULL, *se = NULL;
+        const char *cargs[] = { "compare", sim, lab, NULL };
+        int crc = test_rocesim(cargs, NULL, &so, &se);
+        /* the verdict may go either way on a loaded machine; the folder must be readable */
+        CU_ASSERT(crc == 0 || crc == 1);
+        CU_ASSERT_PTR_NOT_NULL(strstr(so, "fct_p50_ns"));
+        if (crc > 1)
+            fprintf(stderr, "\ncompare: %s%s\n", so, se);
+        g_free(so);
+        g_free(se);
+        const char *pargs[] = { "plot", lab, NULL };
+        int prc = test_rocesim(pargs, NULL, &so, &se);
+        CU_ASSERT_EQUAL(prc, 0);
+        if (prc)
+            fprintf(stderr, "\nplot: %s%s\n", so, se);
+        g_free(so);
+        g_free(se);
+    }
+    if (rc == 0 && extra && strstr(extra, "--drop")) {
+        CU_ASSERT(test_metric(lab, "retransmitted_packets") > 0);
+        CU_ASSERT(test_metric(lab, "naks_sent") > 0);
+    }
+    g_free(log);
+    g_free(ex);
+    test_rmtree(dir);
+    g_free(dir);
+    g_free(rel);
+    g_free(ini);
+    g_free(sched);
+    g_free(lab);
+    g_free(sim);
+}
+
+static void test_mpirun_ring_allreduce(void) { replay_scenario("ring4", NULL, TRUE); }
+static void test_mpirun_incast(void) { replay_scenario("incast4", NULL, TRUE); }
+/* 2% of data packets lost on the way: NAKs and timeouts, go-back-N, everything lands */
+static void test_mpirun_drops_recovered(void) { replay_scenario("ring4", "--drop 0.02 --rto 20ms", FALSE); }
+
+/* ---- failures: four ranks started by hand (the launcher's variables), one killed ---- */
+
+static GPid spawn_rank(const char *sched, const char *out, int rank, const char *extra, int *err_fd)
+{
+    char *r = g_strdup_printf("%d", rank);
+    char *cmd = g_strdup_printf("OMPI_COMM_WORLD_RANK=%d OMPI_COMM_WORLD_SIZE=4 exec '%s' replay '%s' "
+                                "--udp-port %d --ctrl-port %d -o '%s' %s",
+                                rank, test_rocesim_bin(), sched, port_base() + 2, port_base() + 3,
+                                out, extra);
+    const gchar *argv[] = { "/bin/sh", "-c", cmd, NULL };
+    GPid pid = 0;
+    GError *e = NULL;
+    CU_ASSERT_FATAL(g_spawn_async_with_pipes(NULL, (gchar **)argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+                                             NULL, NULL, &pid, NULL, NULL, err_fd, &e));
+    g_free(cmd);
+    g_free(r);
+    return pid;
+}
+
+/* Waits for pid at most `secs`; returns its exit status, or -1 (then kills it). */
+static int wait_bounded(GPid pid, double secs)
+{
+    gint64 until = g_get_monotonic_time() + (gint64)(secs * 1e6);
+    int st;
+    while (g_get_monotonic_time() < until) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        g_usleep(20000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return -1;
+}
+
+static char *read_all(int fd)
+{
+    GString *g = g_string_new(NULL);
+    char b[4096];
+    ssize_t n;
+    while ((n = read(fd, b, sizeof b)) > 0)
+        g_string_append_len(g, b, n);
+    close(fd);
+    return g_string_free(g, FALSE);
+}
+
+/* A long, paced schedule; `sig` goes to rank 2 once the run is under way. SIGKILL: the others
+ * see its control connection close at once. SIGSTOP: it is alive but silent, so the transfers
+ * to it are not completed within --timeout. Either way every other rank exits 1 within the
+ * timeout (plus the grace rank 0 gives for reports), and rank 0 writes an incomplete folder
+ * that names rank 2. */
+static void rank_failure(int sig, const char *extra, const char *needle)
+{
+    char *dir = test_tmpdir();
+    /* 4 hosts, each sends 8 MB to the next at 100 Mb/s: ~0.7 s of data */
+    char *sched = write_file(dir, "long.sched",
+                             "# rocesim-schedule v1\n"
+                             "0 0 1 8000000 3 0 0 - - - 0\n1 1 2 8000000 3 0 0 - - - 0\n"
+                             "2 2 3 8000000 3 0 0 - - - 0\n3 3 0 8000000 3 0 0 - - - 0\n");
+    char *out = g_build_filename(dir, "lab", NULL);
+    GPid pid[4];
+    int efd[4];
+    for (int r = 0; r < 4; r++)
+        pid[r] = spawn_rank(sched, out, r, extra, &efd[r]);
+    g_usleep(400000);
+    kill(pid[2], sig);
+    gint64 t0 = g_get_monotonic_time();
+    int rc[4] = { 0 };
+    for (int r = 0; r < 4; r++)
+        if (r != 2)
+            rc[r] = wait_bounded(pid[r], 15);
+    double took = (double)(g_get_monotonic_time() - t0) / 1e6;
+    if (sig == SIGSTOP)
+        kill(pid[2], SIGCONT);
+    rc[2] = wait_bounded(pid[2], sig == SIGSTOP ? 10 : 5);
+    if (sig == SIGTERM)
+        CU_ASSERT_EQUAL(rc[2], 1); /* it stopped itself, it was not killed */
+    char *err0 = read_all(efd[0]);
+    for (int r = 1; r < 4; r++)
+        g_free(read_all(efd[r]));
+    for (int r = 0; r < 4; r++)
+        if (r != 2) {
+            if (rc[r] != 1)
+                fprintf(stderr, "\nrank %d exit %d; rank 0 said: %s\n", r, rc[r], err0);
+            CU_ASSERT_EQUAL(rc[r], 1);
+        }
+    /* within the 2 s timeout, the 5 s at most that rank 0 waits for reports, and slack */
+    CU_ASSERT(took < 9);
+    char *st = summary_str(out, "replay", "status");
+    CU_ASSERT_STRING_EQUAL(st, "incomplete");
+    g_free(st);
+    char *why = summary_str(out, "replay", "reason");
+    if (!strstr(why, needle))
+        fprintf(stderr, "\nexpected the reason to say '%s', got '%s'\n", needle, why);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, needle));
+    g_free(why);
+    CU_ASSERT_EQUAL(test_metric(out, "complete"), 0);
+    g_free(err0);
+    test_rmtree(dir);
+    g_free(sched);
+    g_free(out);
+    g_free(dir);
+}
+
+static void test_rank_killed(void)
+{
+    rank_failure(SIGKILL, "--timeout 2s --rate 100Mbps --mtu 1024", "rank 2 went away");
+}
+/* With the RC retry budget (7 x rto) longer than --timeout, the timeout is what stops it */
+static void test_rank_hangs(void)
+{
+    rank_failure(SIGSTOP, "--timeout 2s --rto 1s --rate 100Mbps --mtu 1024",
+                 "rank 1: transfer 1 (host 1 -> host 2, 8000000 bytes) not completed within the timeout of 2.000 s");
+}
+/* ... and with a short rto the transport gives up first, as a NIC's retry counter does */
+static void test_rank_hangs_retry_exceeded(void)
+{
+    rank_failure(SIGSTOP, "--timeout 2s --rto 20ms --rate 100Mbps --mtu 1024",
+                 "rank 1: transfer 1 (host 1 -> host 2, 8000000 bytes): transport retry counter exceeded");
+}
+
+/* SIGTERM (as mpirun sends when a job is cancelled) behaves like a timeout: the rank stops,
+ * says why, and everyone writes what they have */
+static void test_rank_terminated(void)
+{
+    rank_failure(SIGTERM, "--timeout 2s --rate 100Mbps --mtu 1024", "rank 2: stopped by a signal");
+}
+
+static CU_TestInfo tests[] = {
+    { "segmentation rule (32-bit RETH, 2^31 messages)", test_segmentation },
+    { "24-bit PSN arithmetic", test_psn_wrap },
+    { "clock offset interpolation", test_clock_interpolation },
+    { "WRITE WITH IMMEDIATE frames", test_imm_frames },
+    { "lab map file", test_hostmap },
+    { "verbs device selection (fake table)", test_verbs_open_fake },
+    { "verbs QP attributes and preflight", test_verbs_plan },
+    { "CQE ticks: wrap and host time", test_tick_clock },
+    { "no RDMA device: exit 3, nothing written", test_no_device },
+    { "bad input: exit 2 with the reason", test_bad_input },
+    { "mpirun -np 4: ring AllReduce", test_mpirun_ring_allreduce },
+    { "mpirun -np 4: incast", test_mpirun_incast },
+    { "mpirun -np 4: packet loss recovered", test_mpirun_drops_recovered },
+    { "a rank killed: the others stop, incomplete", test_rank_killed },
+    { "a rank hung: timeout, incomplete", test_rank_hangs },
+    { "a rank hung: retry exceeded, incomplete", test_rank_hangs_retry_exceeded },
+    { "SIGTERM: the rank stops cleanly, incomplete", test_rank_terminated },
+    CU_TEST_INFO_NULL,
+};
+
+TEST_MAIN("replay", tests)
