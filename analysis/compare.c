@@ -952,7 +952,8 @@ static GPtrArray *build_rows(const cmp_rules *ru, const cmp_side *a, const cmp_s
     GPtrArray *rows = g_ptr_array_new_with_free_func((GDestroyNotify)row_free);
     GPtrArray *mkeys = numeric_keys(a->runs[0]->metrics, b->runs[0]->metrics, NULL);
     for (guint i = 0; i < mkeys->len; i++)
-        add_metric_row(rows, ru, g_ptr_array_index(mkeys, i), a, b);
+        if (!g_str_has_prefix(g_ptr_array_index(mkeys, i), "jobs.")) /* the jobs rows below have them */
+            add_metric_row(rows, ru, g_ptr_array_index(mkeys, i), a, b);
     g_ptr_array_free(mkeys, TRUE);
     compare_arrays(rows, ru, a, b, FALSE, jobs);
     compare_arrays(rows, ru, a, b, TRUE, ports);

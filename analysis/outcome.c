@@ -40,6 +40,13 @@ void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfe
     uint64_t *fct = g_new(uint64_t, nxfers + 1);
     double *sd = g_new(double, nxfers + 1);
     size_t k = 0;
+    fig->njobs = s->jobs->len;
+    fig->jobs = g_new0(struct job_xfers, fig->njobs + 1);
+    for (uint32_t j = 0; j < fig->njobs; j++) {
+        fig->jobs[j].first_start = SIMTIME_NEVER;
+        fig->jobs[j].fct_ns = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        fig->jobs[j].slowdown = g_array_new(FALSE, FALSE, sizeof(double));
+    }
     for (uint32_t i = 0; i < nxfers; i++) {
         const struct transfer *t = schedule_get(s, i);
         const struct xfer_outcome *x = &o[i];
@@ -47,6 +54,12 @@ void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfe
             continue;
         fig->nxfers++;
         fig->bytes += t->bytes;
+        struct job_xfers *jx = t->job < fig->njobs ? &fig->jobs[t->job] : NULL;
+        if (jx) {
+            jx->n++;
+            if (x->state != OUTCOME_PENDING && x->start < jx->first_start)
+                jx->first_start = x->start;
+        }
         simtime_t ideal = ideal_fn(ctx, t->src, t->dst, t->bytes);
         if (x->state != OUTCOME_DONE) {
             /* unfinished: a start time if it was posted, no end */
@@ -62,6 +75,13 @@ void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfe
         double slow = (double)fct_ps / (double)ideal;
         fct[k] = fct_ps / PS_PER_NS;
         sd[k] = slow;
+        if (jx) {
+            jx->done++;
+            g_array_append_val(jx->fct_ns, fct[k]);
+            g_array_append_val(jx->slowdown, slow);
+            if (x->end > jx->last_end)
+                jx->last_end = x->end;
+        }
         k++;
         if (x->end > fig->completion)
             fig->completion = x->end;
@@ -132,6 +152,24 @@ void outcome_job_figures(const struct schedule *s, const struct run_figures *fig
                          struct job_figures *jf)
 {
     *jf = (struct job_figures){ 0 };
+    if (job < fig->njobs) {
+        struct job_xfers *jx = &fig->jobs[job];
+        jf->transfers = jx->n;
+        jf->completed = jx->done;
+        g_array_sort(jx->fct_ns, outcome_cmp_u64);
+        g_array_sort(jx->slowdown, outcome_cmp_dbl);
+        guint n = jx->fct_ns->len;
+        if (n) {
+            const uint64_t *f = (const uint64_t *)jx->fct_ns->data;
+            jf->fct_p50 = outcome_pct_u64(f, n, 50);
+            jf->fct_p99 = outcome_pct_u64(f, n, 99);
+            jf->fct_max = f[n - 1];
+            jf->sd_p99 = outcome_pct_dbl((const double *)jx->slowdown->data, n, 99);
+        }
+        /* only a job whose every transfer finished has a completion time */
+        if (jx->n && jx->done == jx->n && jx->last_end >= jx->first_start)
+            jf->completion_ns = (jx->last_end - jx->first_start) / PS_PER_NS;
+    }
     double *t = g_new(double, fig->ncolls + 1);
     uint32_t k = 0;
     double comm = 0, bus = 0;
@@ -256,6 +294,18 @@ void outcome_json_jobs(JsonBuilder *b, const struct schedule *s, const struct ru
         json_builder_set_member_name(b, "algorithm");
         json_builder_add_string_value(b, job->algorithm);
         outcome_json_int(b, "ranks", job->ranks);
+        if (jf.transfers) {
+            outcome_json_int(b, "transfers", jf.transfers);
+            outcome_json_int(b, "transfers_completed", jf.completed);
+            if (jf.completion_ns)
+                outcome_json_int(b, "completion_ns", jf.completion_ns);
+            if (jf.completed) {
+                outcome_json_int(b, "fct_p50_ns", jf.fct_p50);
+                outcome_json_int(b, "fct_p99_ns", jf.fct_p99);
+                outcome_json_int(b, "fct_max_ns", jf.fct_max);
+                outcome_json_dbl(b, "slowdown_p99", jf.sd_p99);
+            }
+        }
         if (jf.iterations) {
             outcome_json_int(b, "iterations", jf.iterations);
             outcome_json_dbl(b, "time_p50_us", jf.p50_us);
@@ -268,10 +318,44 @@ void outcome_json_jobs(JsonBuilder *b, const struct schedule *s, const struct ru
     json_builder_end_array(b);
 }
 
+void outcome_json_job_metrics(JsonBuilder *b, const struct schedule *s, const struct run_figures *fig)
+{
+    for (uint32_t j = 0; j < s->jobs->len; j++) {
+        const char *name = g_array_index(s->jobs, struct sched_job, j).name;
+        struct job_figures jf;
+        outcome_job_figures(s, fig, j, &jf);
+        char k[256];
+#define JOB_KEY(key) (snprintf(k, sizeof k, "jobs.%s." key, name), k)
+        if (jf.transfers) {
+            outcome_json_int(b, JOB_KEY("transfers_completed"), jf.completed);
+            if (jf.completion_ns)
+                outcome_json_int(b, JOB_KEY("completion_ns"), jf.completion_ns);
+            if (jf.completed) {
+                outcome_json_int(b, JOB_KEY("fct_p50_ns"), jf.fct_p50);
+                outcome_json_int(b, JOB_KEY("fct_p99_ns"), jf.fct_p99);
+                outcome_json_dbl(b, JOB_KEY("slowdown_p99"), jf.sd_p99);
+            }
+        }
+        if (jf.iterations) {
+            outcome_json_dbl(b, JOB_KEY("time_p50_us"), jf.p50_us);
+            outcome_json_dbl(b, JOB_KEY("time_p99_us"), jf.p99_us);
+            outcome_json_dbl(b, JOB_KEY("busbw_GBps"), jf.busbw);
+        }
+#undef JOB_KEY
+    }
+}
+
 void run_figures_clear(struct run_figures *fig)
 {
     g_free(fig->colls);
     fig->colls = NULL;
+    for (uint32_t j = 0; j < fig->njobs; j++) {
+        g_array_free(fig->jobs[j].fct_ns, TRUE);
+        g_array_free(fig->jobs[j].slowdown, TRUE);
+    }
+    g_free(fig->jobs);
+    fig->jobs = NULL;
+    fig->njobs = 0;
     if (fig->warnings)
         g_ptr_array_free(fig->warnings, TRUE);
     fig->warnings = NULL;

@@ -30,9 +30,18 @@ struct coll_result {
     double time_us, algbw, busbw;
 };
 
+/* The transfers of one job (every job kind: incast, permutation, collectives, ...). */
+struct job_xfers {
+    uint64_t n, done;
+    simtime_t first_start, last_end; /* over its posted / completed transfers */
+    GArray *fct_ns, *slowdown;       /* uint64_t / double of the completed ones */
+};
+
 struct run_figures {
     struct coll_result *colls;
     uint32_t ncolls;
+    struct job_xfers *jobs;          /* one per schedule job, filled by outcome_write_transfers */
+    uint32_t njobs;
     uint64_t nxfers, done, bytes;
     uint64_t fct_p50, fct_p99, fct_max, completion;
     double sd_p50, sd_p99, sd_max;
@@ -42,11 +51,17 @@ struct run_figures {
     GPtrArray *warnings;
 };
 
-/* Per-job figures over its iterations: time percentiles, mean busbw, and the share of the
- * job's span spent communicating (the rest is the compute phases between iterations). */
+/* Per-job figures. Collectives, over their iterations: time percentiles, mean busbw, and the
+ * share of the job's span spent communicating (the rest is the compute phases between
+ * iterations). Every job, over its transfers: how many finished, the completion time from its
+ * first transfer's start to its last one's end (an incast's or a permutation's completion),
+ * FCT and slowdown percentiles. */
 struct job_figures {
     double p50_us, p99_us, busbw, comm_fraction;
     uint32_t iterations;
+    uint64_t transfers, completed;
+    uint64_t completion_ns, fct_p50, fct_p99, fct_max;
+    double sd_p99;
 };
 
 /* The ideal completion time of a transfer (the denominator of slowdown). */
@@ -70,6 +85,9 @@ void outcome_print_collectives(const struct schedule *s, const struct run_figure
 void outcome_json_transfer_metrics(JsonBuilder *b, const struct run_figures *fig);
 void outcome_json_collective_metrics(JsonBuilder *b, const struct run_figures *fig);
 void outcome_json_jobs(JsonBuilder *b, const struct schedule *s, const struct run_figures *fig);
+/* The same per-job figures as flat headline metrics "jobs.NAME.KEY" (for sweep, tune and
+ * compare: e.g. jobs.ar.time_p99_us, jobs.incast.completion_ns); inside "metrics". */
+void outcome_json_job_metrics(JsonBuilder *b, const struct schedule *s, const struct run_figures *fig);
 void outcome_json_int(JsonBuilder *b, const char *k, uint64_t v);
 void outcome_json_dbl(JsonBuilder *b, const char *k, double v);
 int outcome_cmp_u64(const void *a, const void *b);

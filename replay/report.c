@@ -216,6 +216,7 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
         }
         outcome_json_collective_metrics(b, &fig);
         outcome_json_int(b, "complete", complete ? 1 : 0);
+        outcome_json_job_metrics(b, s, &fig);
         json_builder_end_object(b);
         outcome_json_jobs(b, s, &fig);
         json_builder_set_member_name(b, "warnings");

@@ -303,6 +303,7 @@ static char *summary_json(const struct net *n, const struct run_figures *fig, si
             snprintf(k, sizeof k, "drops_prio%d", q);
             outcome_json_int(b, k, n->st.drops_prio[q]);
         }
+    outcome_json_job_metrics(b, n->sched, fig);
     json_builder_end_object(b);
 
     outcome_json_jobs(b, n->sched, fig);

@@ -1156,10 +1156,12 @@ int cmd_tune(int argc, char **argv)
         GString *grid = g_string_new(NULL);
         describe_grid(&s, grid);
         char *seeds = s.replicates > 1 ? g_strdup_printf(" x %u seeds", s.replicates) : g_strdup("");
-        printf("rocesim tune: %s %s%s%s; %u of %u configurations%s at most, %u runs at a time -> %s/\n%s\n"
-               "  coarse grid: %u configurations (%s)\n",
+        const char *what = s.replicates > 1 ? "configurations" : "points";
+        printf("rocesim tune: %s %s%s%s; %u of %u %s%s at most, %u%s at a time -> %s/\n%s\n"
+               "  coarse grid: %u %s (%s)\n",
                t.maximize ? "maximize" : "minimize", t.objective, t.ncons ? " subject to " : "", cons->str, t.budget,
-               valid, seeds, s.jobs, s.out, grid->str, batch->len, coarse_desc->str);
+               valid, what, seeds, s.jobs, s.replicates > 1 ? " runs" : "", s.out, grid->str, batch->len, what,
+               coarse_desc->str);
         g_free(seeds);
         g_string_free(cons, TRUE);
         g_string_free(grid, TRUE);

@@ -143,6 +143,15 @@ static char *csv_get(const char *csv, const char *prefix, const char *col)
     return val;
 }
 
+/* A metric of the summary.json in dir/rel. */
+static gint64 test_metric_in(const char *dir, const char *rel, const char *key)
+{
+    char *d = g_build_filename(dir, rel, NULL);
+    gint64 v = test_metric(d, key);
+    g_free(d);
+    return v;
+}
+
 static gboolean has(const char *text, const char *needle)
 {
     gboolean ok = text && strstr(text, needle);
@@ -1116,6 +1125,48 @@ static void test_tune_replicates(void)
     g_free(tmp);
 }
 
+/* Per-job metrics: summary.json has jobs.NAME.KEY for every job, an incast's completion is its
+ * first transfer's start to its last one's end in transfers.csv, and tune can constrain and
+ * optimise them. */
+static void test_job_metrics(void)
+{
+    char *tmp = test_tmpdir();
+    char *ini = write_in(tmp, "small.ini", small_ini);
+    const char *bin = test_rocesim_bin();
+    char *out = NULL;
+    int rc = sh(&out, "%s run '%s' -o '%s/run' --quiet --no-plots 2>&1", bin, ini, tmp);
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    g_free(out);
+    char *csv = slurp_in(tmp, "run/transfers.csv");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(csv);
+    char **lines = g_strsplit(csv, "\n", -1);
+    double first = -1, last = 0;
+    int n = 0;
+    for (int i = 1; lines[i] && *lines[i]; i++) {
+        char **f = g_strsplit(lines[i], ",", -1);
+        double st = g_ascii_strtod(f[5], NULL), en = g_ascii_strtod(f[6], NULL);
+        if (first < 0 || st < first)
+            first = st;
+        if (en > last)
+            last = en;
+        n++;
+        g_strfreev(f);
+    }
+    g_strfreev(lines);
+    CU_ASSERT_EQUAL(n, 4);
+    CU_ASSERT_EQUAL(test_metric_in(tmp, "run", "jobs.inc.completion_ns"), (gint64)(last - first));
+    CU_ASSERT_EQUAL(test_metric_in(tmp, "run", "jobs.inc.transfers_completed"), 4);
+    rc = sh(&out, "%s tune '%s' --vary switch.ecn_kmin=20KB,50KB --objective jobs.inc.completion_ns "
+                  "--constraint 'jobs.inc.transfers_completed==4' -o '%s/tune' --no-plots 2>&1", bin, ini, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT(has(out, "jobs.inc.completion_ns = "));
+    g_free(out);
+    g_free(csv);
+    g_free(ini);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
 static CU_TestInfo tests[] = {
     { "ranges: lists, geometric, linear, units, errors", test_ranges },
     { "--vary parsing", test_dim_parse },
@@ -1132,6 +1183,7 @@ static CU_TestInfo tests[] = {
     { "deadlocked points are results, not failures", test_deadlock_points },
     { "plots", test_plots },
     { "replicates: seeds per configuration, mean/sd/CI, resumable", test_replicates },
+    { "per-job metrics: jobs.NAME.KEY in summary, sweep and tune", test_job_metrics },
     { "tune with replicates: noise vs a clearly better setting", test_tune_replicates },
     CU_TEST_INFO_NULL,
 };
