@@ -454,6 +454,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         for (int q = 0; q < NPRIO; q++)
             hr->parked_head[q] = NONE32;
         hr->next_qpn = 0x100;
+        hr->cc_idle_since = SIMTIME_NEVER;
         /* the NIC pauses its link when its receive buffer has less than one headroom left */
         uint64_t hdrm = n->ports[hr->port].mmu.headroom_size;
         hr->rx_xoff = sc->nic_rx_buffer > hdrm ? sc->nic_rx_buffer - hdrm : sc->nic_rx_buffer / 2;

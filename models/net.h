@@ -139,6 +139,9 @@ struct host_rt {
     bool stalled;
     uint64_t rx_xoff;          /* backlog that makes the NIC send XOFF */
     uint64_t rx_drops;
+    /* the link idle while QPs with data wait for their pacing slot (held back by CC) */
+    simtime_t cc_idle_since;   /* SIMTIME_NEVER when not in that state */
+    simtime_t cc_idle_ps;
     uint32_t ready_head, ready_tail;
     uint32_t parked_head[NPRIO];
     uint32_t *heap;            /* pacing heap of QP ids keyed by next_avail */

@@ -300,6 +300,10 @@ uint32_t nic_dequeue(struct net *n, struct host_rt *h)
 {
     struct port_rt *port = &n->ports[h->port];
     simtime_t now = n->eng.now;
+    if (h->cc_idle_since != SIMTIME_NEVER) { /* the port is about to send, or look again */
+        h->cc_idle_ps += now - h->cc_idle_since;
+        h->cc_idle_since = SIMTIME_NEVER;
+    }
     if (h->ctrl.pkts && !(port->paused & (1u << n->pool[h->ctrl.head].prio)))
         return pktq_pop(n, &h->ctrl);
     paced_to_ready(n, h, now);
@@ -340,8 +344,11 @@ uint32_t nic_dequeue(struct net *n, struct host_rt *h)
         }
         return i;
     }
-    if (h->heap_n)
+    if (h->heap_n) {
+        /* idle with data that congestion control holds back */
+        h->cc_idle_since = now;
         timer_set(&h->wake, n->qps[h->heap[0]].wake_at);
+    }
     return NONE32;
 }
 

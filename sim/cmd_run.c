@@ -9,6 +9,7 @@
 #include "models/net.h"
 #include "models/workload.h"
 #include "analysis/outcome.h"
+#include "analysis/warnings.h"
 #include "analysis/pcap.h"
 #include "analysis/plot.h"
 #include "analysis/report.h"
@@ -294,6 +295,8 @@ static char *summary_json(const struct net *n, const struct run_figures *fig, si
     outcome_json_collective_metrics(b, fig);
     outcome_json_int(b, "pause_frames", n->st.pause_frames);
     outcome_json_int(b, "paused_ns", n->st.paused_ps / PS_PER_NS);
+    /* the worst link's share of the run paused (one priority); paused_fraction is the old name */
+    outcome_json_dbl(b, "worst_link_paused_fraction", max_paused_fraction);
     outcome_json_dbl(b, "paused_fraction", max_paused_fraction);
     outcome_json_int(b, "pfc_watchdog_storms", n->st.wd_storms);
     outcome_json_int(b, "deadlock", n->deadlocked ? 1 : 0);
@@ -381,9 +384,17 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
     printf("  %-12s ECN marks %" G_GUINT64_FORMAT ", CNPs %" G_GUINT64_FORMAT ", drops %" G_GUINT64_FORMAT
            ", retransmitted %" G_GUINT64_FORMAT ", timeouts %" G_GUINT64_FORMAT "\n",
            "congestion", n->st.ecn_marked, n->st.cnp_sent, n->st.drops, n->st.retransmitted_packets, n->st.timeouts);
-    if (sc->pfc || n->st.pause_frames)
-        printf("  %-12s %" G_GUINT64_FORMAT " pause frames, paused %s in total%s\n", "pfc", n->st.pause_frames,
-               human_ns(n->st.paused_ps / PS_PER_NS, a, sizeof a), n->st.drops_lossless ? ", LOSSLESS DROPS" : "");
+    if (sc->pfc || n->st.pause_frames) {
+        simtime_t worst = 0;
+        for (uint32_t i = 0; i < t->nports; i++)
+            for (int q = 0; q < NPRIO; q++)
+                if (n->ports[i].rx_pause_dur[q] > worst)
+                    worst = n->ports[i].rx_pause_dur[q];
+        simtime_t end = n->last_event_time;
+        printf("  %-12s %" G_GUINT64_FORMAT " pause frames, paused %s summed over ports, worst link %.1f%% of the "
+               "run%s\n", "pfc", n->st.pause_frames, human_ns(n->st.paused_ps / PS_PER_NS, a, sizeof a),
+               end ? 100.0 * (double)worst / (double)end : 0.0, n->st.drops_lossless ? ", LOSSLESS DROPS" : "");
+    }
     const struct port_rt *busiest = NULL;
     for (uint32_t i = 0; i < t->nports; i++)
         if (!n->ports[i].is_host && (!busiest || n->ports[i].max_q > busiest->max_q))
@@ -592,6 +603,7 @@ int run_scenario(const struct run_options *o)
                         g_strdup_printf("%" G_GUINT64_FORMAT " packets dropped on a lossless priority: "
                                         "the PFC headroom did not absorb what arrived after XOFF",
                                         n->st.drops_lossless));
+    warnings_for_run(n, outcomes, end, fig.warnings);
     if (n->st.wd_storms)
         g_ptr_array_add(fig.warnings,
                         g_strdup_printf("PFC watchdog: %" G_GUINT64_FORMAT " pause storms detected, %" G_GUINT64_FORMAT

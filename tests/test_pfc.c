@@ -294,8 +294,11 @@ static void test_incast_lossless(void)
     CU_ASSERT(metric(r, "pause_frames") > 0);
     CU_ASSERT_EQUAL(metric(r, "transfers"), 31);
     CU_ASSERT_EQUAL(metric(r, "transfers_completed"), 31);
+    /* lossless: nothing dropped; PFC alone holds the senders' links most of the run, which is
+     * the one warning (analysis/warnings.c) */
     char *w = warnings(r);
-    CU_ASSERT_STRING_EQUAL(w, "");
+    CU_ASSERT_PTR_NULL(strstr(w, "dropped"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(w, "was paused by PFC"));
     g_free(w);
     /* the efficient line rate: 31 x 2 MB with 82 B of headers and framing per 4096 B of
      * payload, at 100 Gb/s; plus the latency of the longest path (4 links of 1 us, store and

@@ -1,0 +1,207 @@
+#include "analysis/warnings.h"
+#include <stdio.h>
+#include "analysis/metrics.h"
+
+static char *fmt_time(simtime_t ps)
+{
+    return metrics_format_kind(METRICS_KIND_TIME, (double)ps / PS_PER_NS);
+}
+
+static const char *node_name(const struct net *n, const struct port_rt *p)
+{
+    return n->topo->nodes[p->node].name;
+}
+
+/* Time a switch port's queue spent above `bytes`, from its time-weighted depth histogram
+ * (bins whose lower edge is at or above the threshold). */
+static simtime_t time_above(const struct port_rt *p, uint64_t bytes)
+{
+    simtime_t t = 0;
+    for (unsigned b = 1; b < QHIST_BINS; b++)
+        if (qhist_bin_upper(b - 1) >= bytes)
+            t += p->hist->weight[b];
+    return t;
+}
+
+static void queue_above_kmax(const struct net *n, simtime_t end, GPtrArray *out)
+{
+    const struct scenario *sc = n->sc;
+    if (!sc->ecn || !sc->ecn_kmax)
+        return;
+    uint64_t thr = (uint64_t)(WARN_QUEUE_KMAX * (double)sc->ecn_kmax);
+    const struct port_rt *worst = NULL;
+    simtime_t worst_t = 0;
+    guint count = 0;
+    for (uint32_t i = 0; i < n->topo->nports; i++) {
+        const struct port_rt *p = &n->ports[i];
+        if (p->is_host || !p->hist)
+            continue;
+        simtime_t t = time_above(p, thr);
+        if ((double)t < WARN_QUEUE_SHARE * (double)end)
+            continue;
+        count++;
+        if (t > worst_t) {
+            worst_t = t;
+            worst = p;
+        }
+    }
+    if (!worst)
+        return;
+    char *t = fmt_time(worst_t), *k = metrics_format_kind(METRICS_KIND_BYTES, (double)thr);
+    char *others = count > 1 ? g_strdup_printf(" (and %u more port%s)", count - 1, count > 2 ? "s" : "") : g_strdup("");
+    g_ptr_array_add(out, g_strdup_printf("queue at %s:%u held above %.0f x Kmax (%s) for %s, %.0f%% of the run%s: ECN "
+                                         "is not controlling it (PFC, or a slow congestion-control loop, is what "
+                                         "bounds it)",
+                                         node_name(n, worst), worst->local, WARN_QUEUE_KMAX, k, t,
+                                         100.0 * (double)worst_t / (double)end, others));
+    g_free(t);
+    g_free(k);
+    g_free(others);
+}
+
+/* A sender's time idle with data held back by congestion control, to the end of the run. */
+static simtime_t host_cc_idle(const struct host_rt *hr, simtime_t end)
+{
+    simtime_t t = hr->cc_idle_ps;
+    if (hr->cc_idle_since != SIMTIME_NEVER && end > hr->cc_idle_since)
+        t += end - hr->cc_idle_since;
+    return t;
+}
+
+static void bottleneck_idle(const struct net *n, const struct xfer_outcome *o, simtime_t end, GPtrArray *out)
+{
+    if (n->sc->cc == CC_NONE)
+        return;
+    uint32_t H = n->topo->nhosts;
+    /* per receiver: the span its transfers were in progress, its senders, the busiest one */
+    simtime_t *from = g_new(simtime_t, H), *to = g_new0(simtime_t, H);
+    uint32_t *first_src = g_new(uint32_t, H);
+    gboolean *shared = g_new0(gboolean, H);
+    for (uint32_t h = 0; h < H; h++) {
+        from[h] = SIMTIME_NEVER;
+        first_src[h] = UINT32_MAX;
+    }
+    const uint32_t nx = schedule_count(n->sched);
+    for (uint32_t i = 0; i < nx; i++) {
+        const struct transfer *t = schedule_get(n->sched, i);
+        if (!t->bytes || o[i].state == OUTCOME_PENDING)
+            continue;
+        uint32_t d = t->dst;
+        simtime_t e = o[i].state == OUTCOME_DONE ? o[i].end : end;
+        if (o[i].start < from[d])
+            from[d] = o[i].start;
+        if (e > to[d])
+            to[d] = e;
+        if (first_src[d] == UINT32_MAX)
+            first_src[d] = t->src;
+        else if (first_src[d] != t->src)
+            shared[d] = TRUE;
+    }
+    guint count = 0;
+    uint32_t worst = UINT32_MAX;
+    double worst_share = 0;
+    simtime_t worst_idle = 0;
+    for (uint32_t d = 0; d < H; d++) {
+        if (!shared[d] || to[d] <= from[d])
+            continue;
+        /* the switch port toward d carries d's traffic */
+        const struct port_rt *down = &n->ports[n->ports[n->hosts[d].port].peer];
+        simtime_t span = to[d] - from[d];
+        simtime_t busy = (simtime_t)((double)down->tx_wire_bytes * 8.0 * PS_PER_S / (double)down->rate);
+        simtime_t idle = busy < span ? span - busy : 0;
+        simtime_t held = 0;
+        for (uint32_t i = 0; i < nx; i++) {
+            const struct transfer *t = schedule_get(n->sched, i);
+            if (t->bytes && t->dst == d) {
+                simtime_t x = host_cc_idle(&n->hosts[t->src], end);
+                if (x > held)
+                    held = x;
+            }
+        }
+        double share = (double)idle / (double)span;
+        if (share < WARN_CC_IDLE_SHARE || (double)held < WARN_CC_IDLE_SHARE * (double)span)
+            continue;
+        count++;
+        if (share > worst_share) {
+            worst_share = share;
+            worst = d;
+            worst_idle = idle;
+        }
+    }
+    if (count) {
+        const struct port_rt *down = &n->ports[n->ports[n->hosts[worst].port].peer];
+        char *t = fmt_time(worst_idle);
+        char *others = count > 1 ? g_strdup_printf(" (and %u more receivers)", count - 1) : g_strdup("");
+        g_ptr_array_add(out, g_strdup_printf("the bottleneck %s:%u -> %s sat idle %s, %.0f%% of the time its transfers "
+                                             "were in progress, while their senders had data that congestion control "
+                                             "held back%s: the control loop under-uses the link (see the rate plot)",
+                                             node_name(n, down), down->local, n->topo->nodes[worst].name, t,
+                                             100 * worst_share, others));
+        g_free(t);
+        g_free(others);
+    }
+    g_free(from);
+    g_free(to);
+    g_free(first_src);
+    g_free(shared);
+}
+
+static void lossy_drops(const struct net *n, GPtrArray *out)
+{
+    const struct scenario *sc = n->sc;
+    for (int q = 0; q < NPRIO; q++) {
+        if (!n->st.drops_prio[q] || (sc->pfc && (sc->lossless_mask & (1u << q))))
+            continue;
+        const char *what = q == sc->ack_priority && q == sc->cnp_priority ? " (ACKs and CNPs)"
+                           : q == sc->ack_priority                       ? " (ACKs)"
+                           : q == sc->cnp_priority                       ? " (CNPs)"
+                           : q == sc->data_priority                      ? " (data)"
+                                                                         : "";
+        g_ptr_array_add(out, g_strdup_printf("%" G_GUINT64_FORMAT " packets dropped on lossy priority %d%s: lost "
+                                             "ACKs and CNPs mean retransmissions and congestion notifications that "
+                                             "never arrive",
+                                             n->st.drops_prio[q], q, what));
+    }
+}
+
+static void long_pauses(const struct net *n, simtime_t end, GPtrArray *out)
+{
+    const struct port_rt *worst = NULL;
+    simtime_t worst_t = 0;
+    guint count = 0;
+    for (uint32_t i = 0; i < n->topo->nports; i++) {
+        const struct port_rt *p = &n->ports[i];
+        simtime_t t = 0;
+        for (int q = 0; q < NPRIO; q++)
+            if (p->rx_pause_dur[q] > t)
+                t = p->rx_pause_dur[q];
+        if ((double)t < WARN_PAUSED_SHARE * (double)end)
+            continue;
+        count++;
+        if (t > worst_t) {
+            worst_t = t;
+            worst = p;
+        }
+    }
+    if (!worst)
+        return;
+    char *t = fmt_time(worst_t);
+    char *others = count > 1 ? g_strdup_printf("; %u links paused over %.0f%%", count, 100 * WARN_PAUSED_SHARE)
+                             : g_strdup("");
+    g_ptr_array_add(out, g_strdup_printf("%s:%u (toward %s) was paused by PFC for %s, %.0f%% of the run%s: what "
+                                         "shares its links waits too (head-of-line blocking)",
+                                         node_name(n, worst), worst->local, node_name(n, &n->ports[worst->peer]), t,
+                                         100.0 * (double)worst_t / (double)end, others));
+    g_free(t);
+    g_free(others);
+}
+
+void warnings_for_run(const struct net *n, const struct xfer_outcome *o, simtime_t end, GPtrArray *out)
+{
+    if (!end)
+        return;
+    queue_above_kmax(n, end, out);
+    bottleneck_idle(n, o, end, out);
+    lossy_drops(n, out);
+    long_pauses(n, end, out);
+}
