@@ -24,6 +24,8 @@ uint32_t pkt_alloc(struct net *n)
         /* grow geometrically: amortised, never per packet in steady state */
         uint32_t old = n->pool_cap, cap = old * 2;
         n->pool = g_renew(struct packet, n->pool, cap);
+        if (n->intd)
+            n->intd = g_renew(struct int_stack, n->intd, cap);
         for (uint32_t i = old; i < cap; i++)
             n->pool[i].next = i + 1 < cap ? i + 1 : NONE32;
         n->pool_free = old;
@@ -390,6 +392,35 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     for (uint32_t i = 0; i < n->pool_cap; i++)
         n->pool[i].next = i + 1 < n->pool_cap ? i + 1 : NONE32;
     n->pool_free = 0;
+    if (sc->cc == CC_HPCC) {
+        simtime_t T;
+        uint64_t W;
+        const char *why = NULL;
+        if (!hpcc_fabric_rtt(sc, &T, &W, &why)) {
+            g_set_error(err, SCENARIO_ERROR, 1, "%s: %s", sc->path, why);
+            engine_free(&n->eng);
+            g_free(n->pool);
+            g_free(n);
+            return NULL;
+        }
+        n->intd = g_new(struct int_stack, n->pool_cap);
+        n->port_rate_code = g_new(int8_t, topo->nports);
+        for (uint32_t i = 0; i < topo->nports; i++) {
+            n->port_rate_code[i] = (int8_t)int_rate_code(topo->ports[i].rate_bps);
+            if (n->port_rate_code[i] < 0) {
+                g_set_error(err, SCENARIO_ERROR, 1,
+                            "%s: [nic] cc = hpcc: a link runs at %" G_GUINT64_FORMAT " bit/s, but HPCC's INT header "
+                            "encodes only 25, 50, 100, 200 and 400 Gb/s (int-header.h lineRateValues)",
+                            sc->path, topo->ports[i].rate_bps);
+                g_free(n->intd);
+                g_free(n->port_rate_code);
+                engine_free(&n->eng);
+                g_free(n->pool);
+                g_free(n);
+                return NULL;
+            }
+        }
+    }
 
     n->ports = g_new0(struct port_rt, topo->nports);
     for (uint32_t i = 0; i < topo->nports; i++) {
@@ -420,6 +451,12 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         struct switch_rt *w = &n->switches[s];
         w->node = topo->nhosts + s;
         rng_init(&w->rng, sc->seed, RNG_STREAM_SWITCH + w->node);
+        rng_init(&w->lb_rng, sc->seed, RNG_STREAM_LB + w->node);
+        if (sc->lb == LB_FLOWLET) {
+            w->flowlets = g_new(struct flowlet, FLOWLET_SLOTS);
+            for (uint32_t k = 0; k < FLOWLET_SLOTS; k++)
+                w->flowlets[k] = (struct flowlet){ .last = SIMTIME_NEVER };
+        }
         w->hash_seed = (uint32_t)(w->node * 0x9e3779b1u) ^ (uint32_t)sc->seed;
         struct mmu_config mc = { .buffer = sc->buffer, .reserve = sc->reserve, .xon_offset = sc->xon_offset,
                                  .xoff_static = sc->xoff, .alpha = sc->pfc_alpha, .egress_alpha = sc->egress_alpha,
@@ -559,6 +596,11 @@ void net_free(struct net *n)
         return;
     engine_free(&n->eng);
     g_free(n->pool);
+    g_free(n->intd);
+    g_free(n->port_rate_code);
+    if (n->switches)
+        for (uint32_t s = 0; s < n->topo->nnodes - n->topo->nhosts; s++)
+            g_free(n->switches[s].flowlets);
     if (n->ports)
         for (uint32_t i = 0; i < n->topo->nports; i++)
             g_free(n->ports[i].hist);

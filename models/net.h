@@ -91,10 +91,20 @@ struct port_rt {
     struct qhist *hist;        /* switch ports only */
 };
 
+/* A flowlet table entry: the egress its flow took and when the flow last passed. */
+struct flowlet {
+    simtime_t last;
+    uint32_t key;              /* the flow's hash, to tell flows apart in a shared slot */
+    uint16_t hop;              /* index into the route's next-hop list */
+};
+#define FLOWLET_SLOTS 4096u
+
 struct switch_rt {
     uint32_t node;
     uint32_t hash_seed;
     struct rng rng;
+    struct rng lb_rng;         /* spraying and flowlet picks (separate from ECN marking) */
+    struct flowlet *flowlets;  /* FLOWLET_SLOTS entries, only with load_balance = flowlet */
     struct mmu mmu;
     uint64_t drops;
 };
@@ -189,6 +199,10 @@ struct net {
 
     struct packet *pool;
     uint32_t pool_cap, pool_free, pool_used, pool_peak;
+    /* INT stacks beside the pool (same index), only when the CC reads telemetry (HPCC): the
+     * hot struct packet does not carry them */
+    struct int_stack *intd;
+    int8_t *port_rate_code;       /* INT link-rate code of each port */
 
     struct port_rt *ports;
     struct switch_rt *switches;   /* indexed by node - nhosts */

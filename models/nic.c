@@ -146,6 +146,13 @@ static uint32_t heap_pop(struct net *n, struct host_rt *h)
 
 static inline bool qp_has_data(const struct qp_rt *q) { return q->snd_nxt != q->psn_end; }
 
+/* A window-limited CC (HPCC) stops the QP while its bytes in flight reach the window, as HPCC
+ * ns-3 RdmaQueuePair::IsWinBound does; in flight counts whole MTUs per packet. */
+static inline bool qp_window_full(const struct net *n, const struct qp_rt *q)
+{
+    return q->cc.win && q->snd_nxt > q->snd_una && (uint64_t)(q->snd_nxt - q->snd_una) * n->sc->mtu >= q->cc.win;
+}
+
 /* Makes a QP with data eligible for scheduling (if it is not already somewhere). */
 static void qp_activate(struct net *n, uint32_t id)
 {
@@ -213,6 +220,10 @@ static uint32_t build_data(struct net *n, uint32_t id)
     pk->sent_at = n->eng.now;
     pk->pfc_vector = 0;
     pk->pfc_quanta = 0;
+    if (n->intd) { /* an empty INT stack rides in the packet (HPCC ns-3: 42 bytes) */
+        n->intd[i] = (struct int_stack){ .nhop = 0 };
+        pk->frame += INT_HDR_BYTES;
+    }
     if (q->snd_nxt < q->max_sent) {
         pk->flags |= PKT_F_RETX;
         n->hosts[q->src].retransmitted_packets++;
@@ -306,8 +317,8 @@ uint32_t nic_dequeue(struct net *n, struct host_rt *h)
     while (h->ready_head != NONE32) {
         uint32_t id = ready_pop(n, h);
         struct qp_rt *q = &n->qps[id];
-        if (!qp_has_data(q))
-            continue;
+        if (!qp_has_data(q) || qp_window_full(n, q))
+            continue; /* a full window: the ACK that opens it activates the QP again */
         if (port->paused & (1u << q->prio)) {
             /* parked until the priority resumes */
             q->state = QP_PARKED;
@@ -329,7 +340,7 @@ uint32_t nic_dequeue(struct net *n, struct host_rt *h)
         if (q->cc.rate != q->rate_logged)
             sampler_rate_changed(n, id);
         arm_rto(n, q);
-        if (qp_has_data(q)) {
+        if (qp_has_data(q) && !qp_window_full(n, q)) {
             /* a QP slower than the port waits in the pacing heap; one at line rate stays ready */
             qp_pace(n, q, now);
             simtime_t ser = port->ps_per_byte ? wire * port->ps_per_byte : serialisation_ps(wire, port->rate);
@@ -356,7 +367,7 @@ static void wake_fire(void *ctx, uint64_t host)
 /* Queues a control packet and kicks the port, which may put it on the wire (and a capture)
  * at once: everything the packet says is set before. `sent_at` is an ACK's echoed time. */
 static void send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind kind, uint32_t qp, uint32_t psn,
-                      uint8_t prio, uint8_t flags, simtime_t sent_at)
+                      uint8_t prio, uint8_t flags, simtime_t sent_at, uint32_t echo_int)
 {
     uint32_t i = pkt_alloc(n);
     struct packet *pk = &n->pool[i];
@@ -377,6 +388,10 @@ static void send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind k
     pk->dst_qpn = q->lqpn;
     pk->flags = flags;
     pk->sent_at = sent_at;
+    if (echo_int != NONE32) { /* the ACK echoes the data packet's INT stack (HPCC ns-3 ReceiveUdp) */
+        n->intd[i] = n->intd[echo_int];
+        pk->frame += INT_HDR_BYTES;
+    }
     struct host_rt *h = &n->hosts[from];
     pktq_push(n, &h->ctrl, i);
     port_kick(n, &n->ports[h->port]);
@@ -394,7 +409,8 @@ static void send_ack(struct net *n, struct qp_rt *q, const struct packet *data, 
         n->st.cnp_sent++;
     }
     q->ce_since_ack = false;
-    send_ctrl(n, q->dst, q->src, kind, data->qp, psn, n->sc->ack_priority, flags, data->sent_at);
+    send_ctrl(n, q->dst, q->src, kind, data->qp, psn, n->sc->ack_priority, flags, data->sent_at,
+              n->intd ? (uint32_t)(data - n->pool) : NONE32);
 }
 
 /* A CE-marked packet at the notification point with np_feedback = cnp: a CNP unless one went
@@ -407,7 +423,7 @@ static void np_send_cnp(struct net *n, struct qp_rt *q, uint32_t qp)
     *last = now;
     n->hosts[q->dst].np_cnp_sent++;
     n->st.cnp_sent++;
-    send_ctrl(n, q->dst, q->src, PKT_CNP, qp, 0, n->sc->cnp_priority, 0, now);
+    send_ctrl(n, q->dst, q->src, PKT_CNP, qp, 0, n->sc->cnp_priority, 0, now, NONE32);
 }
 
 /* ---------- receiving ---------- */
@@ -476,7 +492,8 @@ static void requester_ack(struct net *n, struct packet *pk)
     uint32_t acked = pk->kind == PKT_ACK ? pk->psn + 1 : pk->psn;
     if (acked > q->snd_una && acked <= q->psn_end) {
         struct cc_ack a = { .rtt = n->eng.now - pk->sent_at, .acked_pkts = acked - q->snd_una, .ack_psn = acked,
-                            .snd_nxt = q->snd_nxt, .ece = pk->flags & PKT_F_ECE };
+                            .snd_nxt = q->snd_nxt, .ece = pk->flags & PKT_F_ECE,
+                            .intd = n->intd ? &n->intd[pk - n->pool] : NULL };
         n->cc->on_ack(&q->cc, n->eng.now, &a);
         if (q->cc.rate != q->rate_logged)
             sampler_rate_changed(n, id);
@@ -492,6 +509,10 @@ static void requester_ack(struct net *n, struct packet *pk)
             q->msg_tail = NONE32;
         if (q->snd_nxt < q->snd_una) /* an ACK beyond a go-back point */
             go_back(n, id, q->snd_una);
+        if (q->cc.win) { /* the window may have opened */
+            qp_activate(n, id);
+            port_kick(n, &n->ports[n->hosts[q->src].port]);
+        }
     }
     if (pk->kind == PKT_NAK) {
         n->hosts[q->src].packet_seq_err++;
