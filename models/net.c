@@ -610,6 +610,8 @@ void net_free(struct net *n)
         for (uint32_t h = 0; h < n->topo->nhosts; h++)
             g_free(n->hosts[h].heap);
     g_free(n->hosts);
+    for (uint32_t q = 0; n->qps && q < n->nqps; q++)
+        g_free(n->qps[q].ooo_bits);
     g_free(n->qps);
     g_free(n->cnp_last);
     g_free(n->xfers);

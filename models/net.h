@@ -139,6 +139,12 @@ struct qp_rt {
     bool nak_sent;
     bool ce_since_ack;         /* ECN-echo for the next ACK */
     simtime_t last_nak;
+    /* out-of-order placement ([nic] receiver = ooo-place): PSNs received past epsn, a ring of
+     * ooo_bits_n bits (a power of two, allocated at the first gap); rx_msg is the oldest
+     * transfer not yet complete at the responder */
+    uint64_t *ooo_bits;
+    uint32_t ooo_bits_n;
+    uint32_t rx_msg;
     uint32_t cnp_slot;         /* index into net.cnp_last: the CNP moderation scope it shares */
 };
 

@@ -28,7 +28,7 @@ void nic_init_qp(struct net *n, uint32_t id, uint32_t src, uint32_t dst, uint8_t
     q->lqpn = n->hosts[src].next_qpn++;
     q->rqpn = n->hosts[dst].next_qpn++;
     q->sport = roce_udp_sport(q->lqpn, q->rqpn);
-    q->msg_head = q->msg_tail = q->cur_msg = NONE32;
+    q->msg_head = q->msg_tail = q->cur_msg = q->rx_msg = NONE32;
     q->next_ready = NONE32;
     q->heap_pos = NONE32;
     timer_init(&q->rto, &n->eng, rto_fire, n, id);
@@ -185,6 +185,8 @@ void nic_post(struct net *n, uint32_t xid)
     q->msg_tail = xid;
     if (q->cur_msg == NONE32)
         q->cur_msg = xid;
+    if (q->rx_msg == NONE32) /* every earlier transfer is complete at the responder */
+        q->rx_msg = xid;
     if (q->snd_una == q->snd_nxt)
         q->last_progress = n->eng.now; /* nothing was outstanding: the timeout starts now */
     qp_activate(n, x->qp);
@@ -428,6 +430,8 @@ static void np_send_cnp(struct net *n, struct qp_rt *q, uint32_t qp)
 
 /* ---------- receiving ---------- */
 
+static void responder_data_ooo(struct net *n, struct packet *pk, bool flag_ack);
+
 static void responder_data(struct net *n, struct packet *pk)
 {
     struct qp_rt *q = &n->qps[pk->qp];
@@ -446,6 +450,10 @@ static void responder_data(struct net *n, struct packet *pk)
             else
                 np_send_cnp(n, q, pk->qp);
         }
+    }
+    if (n->sc->rx_order == RX_OOO_PLACE) {
+        responder_data_ooo(n, pk, flag_ack);
+        return;
     }
     if (pk->psn == q->epsn) {
         q->epsn++;
@@ -470,6 +478,77 @@ static void responder_data(struct net *n, struct packet *pk)
         h->duplicate_request++;
         if (pk->flags & PKT_F_LAST) /* re-acknowledge so a sender that lost the ACK moves on */
             send_ack(n, q, pk, PKT_ACK, q->epsn - 1, false);
+    }
+}
+
+/* ---------- out-of-order placement ---------- */
+
+static inline bool ooo_test(const struct qp_rt *q, uint32_t psn)
+{
+    if (!q->ooo_bits || psn - q->epsn >= q->ooo_bits_n)
+        return false;
+    uint32_t b = psn & (q->ooo_bits_n - 1);
+    return q->ooo_bits[b >> 6] >> (b & 63) & 1;
+}
+
+static void ooo_set(struct qp_rt *q, uint32_t psn)
+{
+    uint32_t need = psn - q->epsn + 1;
+    if (need > q->ooo_bits_n) {
+        /* grow the ring and re-place the PSNs it held (rare: a deeper reordering than before) */
+        uint32_t n = q->ooo_bits_n ? q->ooo_bits_n : 1024;
+        while (n < need)
+            n *= 2;
+        uint64_t *nb = g_new0(uint64_t, n / 64);
+        for (uint32_t k = 1; k < q->ooo_bits_n; k++)
+            if (ooo_test(q, q->epsn + k)) {
+                uint32_t b = (q->epsn + k) & (n - 1);
+                nb[b >> 6] |= 1ull << (b & 63);
+            }
+        g_free(q->ooo_bits);
+        q->ooo_bits = nb;
+        q->ooo_bits_n = n;
+    }
+    uint32_t b = psn & (q->ooo_bits_n - 1);
+    q->ooo_bits[b >> 6] |= 1ull << (b & 63);
+}
+
+/* A responder that places packets wherever they fall in the message (as RC NICs with
+ * adaptive-routing support do) instead of discarding past a gap: it keeps which PSNs beyond
+ * epsn have arrived, moves epsn over every run that becomes contiguous, completes the
+ * transfers epsn has passed, and acknowledges cumulatively; it never NAKs. */
+static void responder_data_ooo(struct net *n, struct packet *pk, bool flag_ack)
+{
+    struct qp_rt *q = &n->qps[pk->qp];
+    struct host_rt *h = &n->hosts[q->dst];
+    uint32_t psn = pk->psn;
+    if (psn < q->epsn || ooo_test(q, psn)) {
+        h->duplicate_request++;
+        if (pk->flags & PKT_F_LAST && q->epsn)
+            send_ack(n, q, pk, PKT_ACK, q->epsn - 1, false);
+        return;
+    }
+    if (psn != q->epsn) {
+        h->out_of_sequence++;
+        ooo_set(q, psn);
+    } else {
+        q->epsn++;
+        while (ooo_test(q, q->epsn)) {
+            uint32_t b = q->epsn & (q->ooo_bits_n - 1);
+            q->ooo_bits[b >> 6] &= ~(1ull << (b & 63));
+            q->epsn++;
+        }
+    }
+    bool done = false;
+    while (q->rx_msg != NONE32 && n->xfers[q->rx_msg].psn_first + n->xfers[q->rx_msg].npkts <= q->epsn) {
+        uint32_t x = q->rx_msg;
+        q->rx_msg = n->xfers[x].next_on_qp;
+        xfer_finished(n, x);
+        done = true;
+    }
+    if ((++q->unacked >= n->sc->ack_every || done || flag_ack) && q->epsn) {
+        q->unacked = 0;
+        send_ack(n, q, pk, PKT_ACK, q->epsn - 1, flag_ack);
     }
 }
 

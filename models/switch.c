@@ -69,8 +69,8 @@ static inline uint32_t port_queue_bytes(const struct port_rt *p)
  *             longer gap it takes a random one (LetFlow, Vanini et al., NSDI 2017), from a
  *             table of FLOWLET_SLOTS entries indexed by the flow hash, as switches keep it;
  *   spray     a random hop per packet;
- *   adaptive  per packet, the egress with the fewest queued bytes (all priorities), scanning
- *             from the flow's hash so ties are broken per flow. */
+ *   adaptive  per packet, the egress with the fewest queued bytes (all priorities), a random
+ *             one among equals (idle uplinks are the common case). */
 static uint32_t pick_hop(struct net *n, struct switch_rt *sw, const struct packet *pk, uint32_t first,
                          const uint16_t *hops, uint32_t cnt)
 {
@@ -90,14 +90,18 @@ static uint32_t pick_hop(struct net *n, struct switch_rt *sw, const struct packe
         f->last = now;
         return f->hop;
     }
-    uint32_t best = h % cnt, best_bytes = UINT32_MAX;
-    for (uint32_t k = 0; k < cnt; k++) {
-        uint32_t c = (h + k) % cnt;
+    uint32_t best = h % cnt, best_bytes = UINT32_MAX, ties = 0;
+    for (uint32_t c = 0; c < cnt; c++) {
         const struct port_rt *p = &n->ports[first + hops[c]];
+        if (p->down)
+            continue;
         uint32_t b = port_queue_bytes(p);
-        if (!p->down && b < best_bytes) {
+        if (b < best_bytes) {
             best = c;
             best_bytes = b;
+            ties = 1;
+        } else if (b == best_bytes && rng_below(&sw->lb_rng, ++ties) == 0) {
+            best = c; /* a uniform pick among equally short queues (reservoir sampling) */
         }
     }
     return best;
