@@ -145,6 +145,13 @@ static void xfer_start(void *ctx, uint64_t id)
         xfer_finished(n, (uint32_t)id);
         return;
     }
+    if (x->first_part != NONE32) { /* split over the connection's QPs */
+        for (uint32_t k = 0; k < x->parts_left; k++) {
+            n->xfers[x->first_part + k].start = n->eng.now;
+            nic_post(n, x->first_part + k);
+        }
+        return;
+    }
     nic_post(n, (uint32_t)id);
 }
 
@@ -155,6 +162,11 @@ void xfer_finished(struct net *n, uint32_t id)
         return;
     x->state = XF_DONE;
     x->end = n->eng.now;
+    if (x->parent != NONE32) { /* one part of a split message */
+        if (--n->xfers[x->parent].parts_left == 0)
+            xfer_finished(n, x->parent);
+        return;
+    }
     n->st.transfers_done++;
     for (uint32_t k = n->dep_off[id]; k < n->dep_off[id + 1]; k++) {
         uint32_t d = n->dep_list[k];
@@ -360,6 +372,7 @@ uint64_t net_port_headroom(const struct scenario *sc, uint64_t rate, simtime_t d
 
 struct qp_key {
     uint32_t src, dst, tag;
+    uint32_t sub;              /* which of the connection's qps_per_connection QPs */
 };
 
 /* A QP found while scanning the transfers: its key and the priority of its first transfer. */
@@ -370,11 +383,24 @@ struct qp_found {
 static guint qp_key_hash(gconstpointer k)
 {
     const struct qp_key *q = k;
-    return (q->src * 2654435761u) ^ (q->dst * 40503u) ^ (q->tag * 2246822519u);
+    return (q->src * 2654435761u) ^ (q->dst * 40503u) ^ (q->tag * 2246822519u) ^ (q->sub * 3266489917u);
 }
 static gboolean qp_key_eq(gconstpointer a, gconstpointer b)
 {
     return memcmp(a, b, sizeof(struct qp_key)) == 0;
+}
+
+/* The QP of `key`, created (in order of first use) if new. */
+static uint32_t qp_for(GHashTable *qpmap, GArray *qpinit, const struct qp_key *key, uint8_t prio)
+{
+    gpointer v;
+    if (g_hash_table_lookup_extended(qpmap, key, NULL, &v))
+        return GPOINTER_TO_UINT(v);
+    uint32_t id = qpinit->len;
+    struct qp_found f = { *key, prio };
+    g_array_append_val(qpinit, f);
+    g_hash_table_insert(qpmap, g_memdup2(key, sizeof *key), GUINT_TO_POINTER(id));
+    return id;
 }
 
 struct net *net_build(const struct scenario *sc, const struct topology *topo,
@@ -496,6 +522,11 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     n->dep_off = g_new0(uint32_t, n->nxfers + 1);
     GHashTable *qpmap = g_hash_table_new_full(qp_key_hash, qp_key_eq, g_free, NULL);
     GArray *qpinit = g_array_new(FALSE, FALSE, sizeof(struct qp_found));
+    /* multi-QP connections: messages seen per connection, and the per-QP parts of split
+     * messages (kept after the schedule's transfers in n->xfers) */
+    GHashTable *conn_msgs = g_hash_table_new_full(qp_key_hash, qp_key_eq, g_free, NULL);
+    GArray *parts = g_array_new(FALSE, FALSE, sizeof(struct xfer_rt));
+    uint32_t nxfers_all = n->nxfers;
     for (uint32_t i = 0; i < n->nxfers; i++) {
         const struct transfer *t = schedule_get(sched, i);
         if (t->src >= topo->nhosts || t->dst >= topo->nhosts) {
@@ -510,6 +541,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         x->deps_left = t->ndeps;
         x->next_on_qp = NONE32;
         x->qp = NONE32;
+        x->parent = x->first_part = NONE32;
         const uint32_t *deps = schedule_deps(sched, t);
         for (uint32_t k = 0; k < t->ndeps; k++)
             n->dep_off[deps[k] + 1]++;
@@ -522,19 +554,50 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
             net_free(n);
             return NULL;
         }
-        struct qp_key key = { t->src, t->dst, t->qp };
-        gpointer v;
-        if (g_hash_table_lookup_extended(qpmap, &key, NULL, &v)) {
-            x->qp = GPOINTER_TO_UINT(v);
-        } else {
-            x->qp = qpinit->len;
-            struct qp_found f = { key, t->prio };
-            g_array_append_val(qpinit, f);
-            g_hash_table_insert(qpmap, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(x->qp));
-        }
+        x->bytes = t->bytes;
         x->npkts = (uint32_t)((t->bytes + sc->mtu - 1) / sc->mtu);
+        uint32_t nq = sc->qps_per_connection;
+        if (nq > 1 && sc->split_data_on_qps) {
+            /* NCCL_IB_SPLIT_DATA_ON_QPS=1 (net_ib.cc ncclIbMultiSend): every message is cut into
+             * chunks of DIVUP(DIVUP(size, nqps), 128) x 128 bytes, one per QP; the message is done
+             * when all are */
+            uint64_t chunk = (t->bytes + nq - 1) / nq;
+            chunk = (chunk + 127) / 128 * 128;
+            x->first_part = nxfers_all;
+            for (uint32_t k = 0; k * chunk < t->bytes; k++) {
+                uint64_t b = t->bytes - k * chunk < chunk ? t->bytes - k * chunk : chunk;
+                struct qp_key key = { t->src, t->dst, t->qp, k };
+                struct xfer_rt part = { .parent = i, .bytes = b, .next_on_qp = NONE32, .first_part = NONE32,
+                                        .qp = qp_for(qpmap, qpinit, &key, t->prio),
+                                        .npkts = (uint32_t)((b + sc->mtu - 1) / sc->mtu) };
+                g_array_append_val(parts, part);
+                x->parts_left++;
+                nxfers_all++;
+            }
+            continue;
+        }
+        /* NCCL_IB_SPLIT_DATA_ON_QPS=0: the connection's messages take its QPs in turn */
+        uint32_t sub = 0;
+        if (nq > 1) {
+            struct qp_key ck = { t->src, t->dst, t->qp, 0 };
+            gpointer c = g_hash_table_lookup(conn_msgs, &ck);
+            uint32_t cnt = GPOINTER_TO_UINT(c);
+            sub = cnt % nq;
+            if (!c)
+                g_hash_table_insert(conn_msgs, g_memdup2(&ck, sizeof ck), GUINT_TO_POINTER(cnt + 1));
+            else
+                g_hash_table_replace(conn_msgs, g_memdup2(&ck, sizeof ck), GUINT_TO_POINTER(cnt + 1));
+        }
+        struct qp_key key = { t->src, t->dst, t->qp, sub };
+        x->qp = qp_for(qpmap, qpinit, &key, t->prio);
     }
     g_hash_table_unref(qpmap);
+    g_hash_table_unref(conn_msgs);
+    if (parts->len) {
+        n->xfers = g_renew(struct xfer_rt, n->xfers, nxfers_all);
+        memcpy(n->xfers + n->nxfers, parts->data, parts->len * sizeof(struct xfer_rt));
+    }
+    g_array_free(parts, TRUE);
     for (uint32_t i = 0; i < n->nxfers; i++)
         n->dep_off[i + 1] += n->dep_off[i];
     n->dep_list = g_new(uint32_t, n->dep_off[n->nxfers] ? n->dep_off[n->nxfers] : 1);

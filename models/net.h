@@ -177,6 +177,10 @@ struct xfer_rt {
     uint32_t qp;
     uint32_t next_on_qp;
     uint32_t psn_first, npkts;
+    uint64_t bytes;
+    /* split_data_on_qps: a schedule transfer's parts follow the schedule's transfers in
+     * net.xfers (first_part, parts_left of them); a part names its transfer in `parent` */
+    uint32_t parent, first_part, parts_left;
     simtime_t start, end;
     uint8_t state;
 };

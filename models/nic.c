@@ -198,10 +198,9 @@ static uint32_t build_data(struct net *n, uint32_t id)
 {
     struct qp_rt *q = &n->qps[id];
     struct xfer_rt *x = &n->xfers[q->cur_msg];
-    const struct transfer *t = schedule_get(n->sched, q->cur_msg);
     uint32_t off = q->snd_nxt - x->psn_first;
     uint64_t sent = (uint64_t)off * n->sc->mtu;
-    uint32_t payload = (uint32_t)(t->bytes - sent < n->sc->mtu ? t->bytes - sent : n->sc->mtu);
+    uint32_t payload = (uint32_t)(x->bytes - sent < n->sc->mtu ? x->bytes - sent : n->sc->mtu);
     uint32_t i = pkt_alloc(n);
     struct packet *pk = &n->pool[i];
     pk->kind = PKT_DATA;

@@ -127,6 +127,10 @@ static const struct keydef keys[] = {
     { "switch", "load_balance", K_ENUM, F(lb), "ecmp", "ecmp|flowlet|spray|adaptive", 0, 0, 0 },
     { "switch", "flowlet_gap", K_TIME, F(flowlet_gap), "20us", NULL, 0, 0, 0 },
     { "nic", "receiver", K_ENUM, F(rx_order), "go-back-n", "go-back-n|ooo-place", 0, 0, 0 },
+    /* NCCL's multi-QP connections (net_ib.cc): QPs per connection, and whether each message is
+     * split over all of them (on) or the messages take them in turn (off, NCCL's default) */
+    { "nic", "qps_per_connection", K_UINT, F(qps_per_connection), "1", NULL, 1, 128, 4 },
+    { "nic", "split_data_on_qps", K_BOOL, F(split_data_on_qps), "off", NULL, 0, 0, 0 },
 
     { "output", "dir", K_STR, F(out_dir), "", NULL, 0, 0, 0 },
     { "output", "queue_sample", K_TIME, F(queue_sample), "1us", NULL, 0, 0, 0 },

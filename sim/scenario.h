@@ -143,6 +143,8 @@ struct scenario {
     enum lb_kind lb;
     simtime_t flowlet_gap;
     enum rx_order rx_order;
+    uint32_t qps_per_connection;   /* NCCL_IB_QPS_PER_CONNECTION */
+    bool split_data_on_qps;        /* NCCL_IB_SPLIT_DATA_ON_QPS */
     /* workloads and faults, in file order */
     GPtrArray *workloads;  /* struct named_section* */
     GPtrArray *faults;
