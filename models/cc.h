@@ -99,6 +99,9 @@ extern const struct cc_ops cc_hpcc_ops;
 /* HPCC's base RTT T and window W of a fabric ([hpcc] base_rtt and window, or derived, see
  * models/cc_hpcc.c); false with *why set when the topology gives no T. */
 bool hpcc_fabric_rtt(const struct scenario *s, simtime_t *T, uint64_t *W, const char **why);
+/* [hpcc] global_t = off (third.cc GLOBAL_T 0): the QP from host src to dst uses its own
+ * path's base RTT and BDP (leaf-spine fabrics) instead of the fabric's largest. */
+void hpcc_use_path(struct cc_flow *f, const struct scenario *s, uint32_t src, uint32_t dst);
 /* no-op hooks for algorithms that ignore an event */
 void cc_ignore_cnp(struct cc_flow *f, simtime_t now);
 void cc_ignore_send(struct cc_flow *f, simtime_t now, uint32_t bytes);

@@ -20,31 +20,46 @@
 #include <math.h>
 #include "models/cc.h"
 
-bool hpcc_fabric_rtt(const struct scenario *s, simtime_t *T, uint64_t *W, const char **why)
+/* third.cc: a path's base RTT is 2 x its one-way propagation + the serialisation of one MTU
+ * payload on each of its hops; its window the BDP at the path's slowest rate. `hops` is 2
+ * (hosts under one leaf) or 4 (across the spines). */
+static void path_rtt(const struct scenario *s, int hops, simtime_t *T, uint64_t *W)
 {
-    /* third.cc with GLOBAL_T 1: every QP uses the fabric's largest base RTT, 2 x the one-way
-     * propagation + the serialisation of one MTU payload on each hop of the path, and the
-     * largest BDP as W */
     uint64_t bw = s->host_rate;
-    if (s->hpcc.base_rtt) {
-        *T = s->hpcc.base_rtt;
-    } else if (s->topo == TOPO_LEAF_SPINE) {
-        simtime_t prop = 2 * s->host_link_delay, tx = 2 * serialisation_ps(s->mtu, s->host_rate);
-        if (s->leaves > 1 && s->spines > 0) {
-            prop += 2 * s->link_delay;
-            tx += 2 * serialisation_ps(s->mtu, s->fabric_rate);
-            if (s->fabric_rate < bw)
-                bw = s->fabric_rate;
-        }
-        *T = 2 * prop + tx;
-    } else {
-        *why = "[hpcc] base_rtt must be set when the topology comes from a file";
-        return false;
+    simtime_t prop = 2 * s->host_link_delay, tx = 2 * serialisation_ps(s->mtu, s->host_rate);
+    if (hops == 4) {
+        prop += 2 * s->link_delay;
+        tx += 2 * serialisation_ps(s->mtu, s->fabric_rate);
+        if (s->fabric_rate < bw)
+            bw = s->fabric_rate;
     }
+    *T = s->hpcc.base_rtt ? s->hpcc.base_rtt : 2 * prop + tx;
     *W = s->hpcc.window ? s->hpcc.window : (uint64_t)((double)*T * (double)bw / 8e12);
     if (*W == 0)
         *W = 1;
+}
+
+bool hpcc_fabric_rtt(const struct scenario *s, simtime_t *T, uint64_t *W, const char **why)
+{
+    /* GLOBAL_T 1 (run.py): every QP uses the fabric's largest base RTT and BDP */
+    if (!s->hpcc.base_rtt && s->topo != TOPO_LEAF_SPINE) {
+        *why = "[hpcc] base_rtt must be set when the topology comes from a file";
+        return false;
+    }
+    path_rtt(s, s->leaves > 1 && s->spines > 0 ? 4 : 2, T, W);
     return true;
+}
+
+void hpcc_use_path(struct cc_flow *f, const struct scenario *s, uint32_t src, uint32_t dst)
+{
+    if (s->hpcc.global_t || s->topo != TOPO_LEAF_SPINE)
+        return;
+    simtime_t T;
+    uint64_t W;
+    path_rtt(s, src / s->hosts_per_leaf == dst / s->hosts_per_leaf ? 2 : 4, &T, &W);
+    f->u.h.base_rtt_ns = (double)T / PS_PER_NS;
+    f->u.h.win_max = W;
+    f->win = W; /* at line rate, as a new QP starts */
 }
 
 static void set_window(struct cc_flow *f)

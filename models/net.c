@@ -624,6 +624,8 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         /* a QP sends on the priority of its first transfer (a QP has one service level) */
         const struct qp_found *f = &g_array_index(qpinit, struct qp_found, q);
         nic_init_qp(n, q, f->key.src, f->key.dst, f->prio);
+        if (sc->cc == CC_HPCC)
+            hpcc_use_path(&n->qps[q].cc, sc, f->key.src, f->key.dst);
     }
     g_array_free(qpinit, TRUE);
     nic_assign_cnp_slots(n);

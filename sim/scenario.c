@@ -122,6 +122,7 @@ static const struct keydef keys[] = {
     { "hpcc", "int_multi", K_UINT, F(hpcc.int_multi), NULL, NULL, 1, 1024, 4 },
     { "hpcc", "base_rtt", K_TIME, F(hpcc.base_rtt), "0s", NULL, 0, 0, 0 },
     { "hpcc", "window", K_SIZE, F(hpcc.window), "0B", NULL, 0, 0, 0 },
+    { "hpcc", "global_t", K_BOOL, F(hpcc.global_t), "on", NULL, 0, 0, 0 },
 
     /* Load balancing: the defaults are ECMP per QP and go-back-N, as before */
     { "switch", "load_balance", K_ENUM, F(lb), "ecmp", "ecmp|flowlet|spray|adaptive", 0, 0, 0 },

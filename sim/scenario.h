@@ -75,6 +75,7 @@ struct hpcc_params {
     uint32_t int_multi;              /* INT byte/qlen unit multiplier */
     simtime_t base_rtt;              /* T; 0 = the fabric's longest base RTT */
     uint64_t window;                 /* W in bytes; 0 = T x host rate */
+    bool global_t;                   /* one T and W for every QP (the fabric's largest) */
 };
 
 struct hostlist {

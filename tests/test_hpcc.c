@@ -188,6 +188,31 @@ static void test_fabric_rtt(void)
     scenario_free(s);
 }
 
+/* global_t = off (third.cc GLOBAL_T 0): hosts 1 and 2 share leaf 0: 2 x 2 us + 2 hops x
+ * 327.68 ns = 4,655.36 ns, W = 58,192 B; hosts 1 and 9 cross the spines: 9,310.72 ns as above.
+ * With global_t on (run.py) the QP keeps the fabric's T. */
+static void test_path_rtt(void)
+{
+    struct scenario *s = load((const char *const[]){ "nic.cc=hpcc", "hpcc.global_t=off", NULL });
+    struct cc_flow f;
+    memset(&f, 0, sizeof f);
+    cc_hpcc_ops.init(&f, s, LINE, 0);
+    hpcc_use_path(&f, s, 1, 2);
+    CU_ASSERT_DOUBLE_EQUAL(f.u.h.base_rtt_ns, 4655.36, 1e-9);
+    CU_ASSERT_EQUAL(f.u.h.win_max, 58192);
+    CU_ASSERT_EQUAL(f.win, 58192);
+    hpcc_use_path(&f, s, 1, 9);
+    CU_ASSERT_DOUBLE_EQUAL(f.u.h.base_rtt_ns, 9310.72, 1e-9);
+    CU_ASSERT_EQUAL(f.u.h.win_max, 116384);
+    scenario_free(s);
+    s = load((const char *const[]){ "nic.cc=hpcc", NULL });
+    memset(&f, 0, sizeof f);
+    cc_hpcc_ops.init(&f, s, LINE, 0);
+    hpcc_use_path(&f, s, 1, 2);
+    CU_ASSERT_DOUBLE_EQUAL(f.u.h.base_rtt_ns, 9310.72, 1e-9);
+    scenario_free(s);
+}
+
 /* A data packet and an ACK with INT: the 42 bytes after RETH/AETH are the serialised stack;
  * tshark dissects both without malformed frames or expert warnings, and shows the data
  * packet's INT as the first bytes of its payload (it stops after the ACK's AETH). */
@@ -317,6 +342,7 @@ static CU_TestInfo tests[] = {
     { "additive stages vs multiplicative (max_stage)", test_stages },
     { "tau capped at T, rate at R_min, window", test_clamps },
     { "fabric base RTT and window (third.cc)", test_fabric_rtt },
+    { "per-path base RTT (global_t = off)", test_path_rtt },
     { "INT frames dissect in tshark", test_tshark_int },
     { "16-to-1 incast: queue near zero, link > 95% busy", test_incast },
     CU_TEST_INFO_NULL,
