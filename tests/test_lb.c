@@ -151,7 +151,44 @@ static void test_ooo_responder(void)
     scenario_free(s);
 }
 
+/* Same scenario and seed, byte-identical results, for the random choices added here (spraying,
+ * flowlet picks, ties of adaptive routing) and for HPCC. */
+static gboolean same_file(const char *a, const char *b, const char *name)
+{
+    char *pa = g_build_filename(a, name, NULL), *pb = g_build_filename(b, name, NULL), *ta = NULL, *tb = NULL;
+    gsize la = 0, lb = 0;
+    gboolean same = g_file_get_contents(pa, &ta, &la, NULL) && g_file_get_contents(pb, &tb, &lb, NULL) && la == lb &&
+                    la > 0 && !memcmp(ta, tb, la);
+    g_free(ta), g_free(tb), g_free(pa), g_free(pb);
+    return same;
+}
+
+static void test_determinism(void)
+{
+    const char *modes[][4] = { { PERM, "switch.load_balance=spray", "nic.receiver=ooo-place", NULL },
+                               { PERM, "switch.load_balance=flowlet", "nic.qps_per_connection=4", "nic.split_data_on_qps=on" },
+                               { PERM, "switch.load_balance=adaptive", NULL, NULL },
+                               { "../../scenarios/hpcc-incast.ini", "nic.cc=hpcc", NULL, NULL } };
+    for (size_t m = 0; m < G_N_ELEMENTS(modes); m++) {
+        struct test_outdir a = test_outdir_new(), b = test_outdir_new();
+        const char *extra[8] = { NULL };
+        int k = 0;
+        for (int i = 1; i < 4 && modes[m][i]; i++) {
+            extra[k++] = "--set";
+            extra[k++] = modes[m][i];
+        }
+        CU_ASSERT_EQUAL_FATAL(test_run_sim(modes[m][0], a.out, extra), 0);
+        CU_ASSERT_EQUAL_FATAL(test_run_sim(modes[m][0], b.out, extra), 0);
+        for (const char *const *f = (const char *const[]){ "transfers.csv", "queues.csv", "rates.csv", "counters.csv", NULL };
+             *f; f++)
+            CU_ASSERT_TRUE(same_file(a.out, b.out, *f));
+        test_outdir_free(&a);
+        test_outdir_free(&b);
+    }
+}
+
 static CU_TestInfo tests[] = {
+    { "same seed, byte-identical results", test_determinism },
     { "permutation: spray+OOO near line rate, ECMP collisions, others between", test_permutation },
     { "flowlet gap: long keeps paths, zero reorders", test_flowlet_gap },
     { "out-of-order responder: a message in reverse order", test_ooo_responder },
