@@ -696,6 +696,20 @@ static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
         s->hpcc.rate_ai = 10000000ULL * s->host_rate / 25000000000ULL;
     if (!g_key_file_has_key(kf, "hpcc", "int_multi", NULL))
         s->hpcc.int_multi = s->host_rate / 25000000000ULL ? (uint32_t)(s->host_rate / 25000000000ULL) : 1;
+    /* HPCC reacts to the INT of every packet and its window can be smaller than a few packets:
+     * it needs an ACK per packet (L2_ACK_INTERVAL 1), or a small window waits for a timeout */
+    if (s->cc == CC_HPCC) {
+        if (!g_key_file_has_key(kf, "nic", "ack_every", NULL)) {
+            s->ack_every = 1;
+        } else if (s->ack_every != 1) {
+            char *v = g_strdup_printf("%u", s->ack_every);
+            scenario_key_error(err, s, "nic", "ack_every", v,
+                               "cc = hpcc needs an ACK per packet (its INT feedback, HPCC ns-3 L2_ACK_INTERVAL 1): "
+                               "expected 1");
+            g_free(v);
+            return FALSE;
+        }
+    }
     if (!g_key_file_has_key(kf, "switch", "ecn_kmin", NULL))
         s->ecn_kmin = 100000ULL * s->host_rate / 25000000000ULL;
     if (!g_key_file_has_key(kf, "switch", "ecn_kmax", NULL))

@@ -185,7 +185,16 @@ static void test_fabric_rtt(void)
     CU_ASSERT_EQUAL(W, 116384);
     CU_ASSERT_EQUAL(s->hpcc.rate_ai, 40000000);
     CU_ASSERT_EQUAL(s->hpcc.int_multi, 4);
+    CU_ASSERT_EQUAL(s->ack_every, 1); /* HPCC's ACK per packet, whatever the NIC default */
     scenario_free(s);
+    /* a coalescing ACK setting would starve a window of a few packets: refused, naming it */
+    char *p = test_data_path("minimal.ini");
+    GError *err = NULL;
+    s = scenario_load(p, (const char *const[]){ "nic.cc=hpcc", "nic.ack_every=4", NULL }, &err);
+    CU_ASSERT_PTR_NULL(s);
+    CU_ASSERT(err && strstr(err->message, "[nic] ack_every = '4'") && strstr(err->message, "expected 1"));
+    g_clear_error(&err);
+    g_free(p);
 }
 
 /* global_t = off (third.cc GLOBAL_T 0): hosts 1 and 2 share leaf 0: 2 x 2 us + 2 hops x
