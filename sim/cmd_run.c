@@ -832,6 +832,12 @@ int run_scenario(const struct run_options *o)
                                                           fig.nxfers - fig.done, fig.nxfers,
                                                           units_format_time(sc->stop, s, sizeof s)));
     }
+    if (sc->cc == CC_HPCC && sc->lb != LB_ECMP)
+        g_ptr_array_add(fig.warnings,
+                        g_strdup_printf("cc = hpcc with load_balance = %s: HPCC compares each hop's INT record with the "
+                                        "previous ACK's record of the same hop, which assumes one path per QP; packets "
+                                        "that change path mix the counters of different ports",
+                                        sc->lb == LB_FLOWLET ? "flowlet" : sc->lb == LB_SPRAY ? "spray" : "adaptive"));
     if (n->st.drops_lossless)
         g_ptr_array_add(fig.warnings,
                         g_strdup_printf("%" G_GUINT64_FORMAT " packets dropped on a lossless priority: "
