@@ -145,10 +145,10 @@ static void xfer_start(void *ctx, uint64_t id)
         xfer_finished(n, (uint32_t)id);
         return;
     }
-    if (x->first_part != NONE32) { /* split over the connection's QPs */
-        for (uint32_t k = 0; k < x->parts_left; k++) {
-            n->xfers[x->first_part + k].start = n->eng.now;
-            nic_post(n, x->first_part + k);
+    if (x->split != NONE32) { /* split over the connection's QPs */
+        for (uint32_t k = 0; k < n->parts_left[id]; k++) {
+            n->xfers[x->split + k].start = n->eng.now;
+            nic_post(n, x->split + k);
         }
         return;
     }
@@ -162,9 +162,9 @@ void xfer_finished(struct net *n, uint32_t id)
         return;
     x->state = XF_DONE;
     x->end = n->eng.now;
-    if (x->parent != NONE32) { /* one part of a split message */
-        if (--n->xfers[x->parent].parts_left == 0)
-            xfer_finished(n, x->parent);
+    if (id >= n->nxfers) { /* one part of a split message */
+        if (--n->parts_left[x->split] == 0)
+            xfer_finished(n, x->split);
         return;
     }
     n->st.transfers_done++;
@@ -526,6 +526,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
      * messages (kept after the schedule's transfers in n->xfers) */
     GHashTable *conn_msgs = g_hash_table_new_full(qp_key_hash, qp_key_eq, g_free, NULL);
     GArray *parts = g_array_new(FALSE, FALSE, sizeof(struct xfer_rt));
+    GArray *part_bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     uint32_t nxfers_all = n->nxfers;
     for (uint32_t i = 0; i < n->nxfers; i++) {
         const struct transfer *t = schedule_get(sched, i);
@@ -541,7 +542,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         x->deps_left = t->ndeps;
         x->next_on_qp = NONE32;
         x->qp = NONE32;
-        x->parent = x->first_part = NONE32;
+        x->split = NONE32;
         const uint32_t *deps = schedule_deps(sched, t);
         for (uint32_t k = 0; k < t->ndeps; k++)
             n->dep_off[deps[k] + 1]++;
@@ -554,7 +555,6 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
             net_free(n);
             return NULL;
         }
-        x->bytes = t->bytes;
         x->npkts = (uint32_t)((t->bytes + sc->mtu - 1) / sc->mtu);
         uint32_t nq = sc->qps_per_connection;
         if (nq > 1 && sc->split_data_on_qps) {
@@ -563,15 +563,17 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
              * when all are */
             uint64_t chunk = (t->bytes + nq - 1) / nq;
             chunk = (chunk + 127) / 128 * 128;
-            x->first_part = nxfers_all;
+            if (!n->parts_left)
+                n->parts_left = g_new0(uint32_t, n->nxfers);
+            x->split = nxfers_all;
             for (uint32_t k = 0; k * chunk < t->bytes; k++) {
                 uint64_t b = t->bytes - k * chunk < chunk ? t->bytes - k * chunk : chunk;
                 struct qp_key key = { t->src, t->dst, t->qp, k };
-                struct xfer_rt part = { .parent = i, .bytes = b, .next_on_qp = NONE32, .first_part = NONE32,
-                                        .qp = qp_for(qpmap, qpinit, &key, t->prio),
+                struct xfer_rt part = { .split = i, .next_on_qp = NONE32, .qp = qp_for(qpmap, qpinit, &key, t->prio),
                                         .npkts = (uint32_t)((b + sc->mtu - 1) / sc->mtu) };
                 g_array_append_val(parts, part);
-                x->parts_left++;
+                g_array_append_val(part_bytes, b);
+                n->parts_left[i]++;
                 nxfers_all++;
             }
             continue;
@@ -598,6 +600,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         memcpy(n->xfers + n->nxfers, parts->data, parts->len * sizeof(struct xfer_rt));
     }
     g_array_free(parts, TRUE);
+    n->part_bytes = (uint64_t *)(void *)g_array_free(part_bytes, FALSE);
     for (uint32_t i = 0; i < n->nxfers; i++)
         n->dep_off[i + 1] += n->dep_off[i];
     n->dep_list = g_new(uint32_t, n->dep_off[n->nxfers] ? n->dep_off[n->nxfers] : 1);
@@ -612,6 +615,11 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
 
     n->nqps = qpinit->len;
     n->qps = g_new0(struct qp_rt, n->nqps ? n->nqps : 1);
+    if (sc->rx_order == RX_OOO_PLACE) {
+        n->ooo = g_new0(struct ooo_rx, n->nqps ? n->nqps : 1);
+        for (uint32_t q = 0; q < n->nqps; q++)
+            n->ooo[q].rx_msg = NONE32;
+    }
     uint32_t *per_host = g_new0(uint32_t, topo->nhosts);
     for (uint32_t q = 0; q < n->nqps; q++)
         per_host[g_array_index(qpinit, struct qp_found, q).key.src]++;
@@ -675,9 +683,12 @@ void net_free(struct net *n)
         for (uint32_t h = 0; h < n->topo->nhosts; h++)
             g_free(n->hosts[h].heap);
     g_free(n->hosts);
-    for (uint32_t q = 0; n->qps && q < n->nqps; q++)
-        g_free(n->qps[q].ooo_bits);
+    for (uint32_t q = 0; n->ooo && q < n->nqps; q++)
+        g_free(n->ooo[q].bits);
+    g_free(n->ooo);
     g_free(n->qps);
+    g_free(n->part_bytes);
+    g_free(n->parts_left);
     g_free(n->cnp_last);
     g_free(n->xfers);
     g_free(n->dep_off);

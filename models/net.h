@@ -139,13 +139,16 @@ struct qp_rt {
     bool nak_sent;
     bool ce_since_ack;         /* ECN-echo for the next ACK */
     simtime_t last_nak;
-    /* out-of-order placement ([nic] receiver = ooo-place): PSNs received past epsn, a ring of
-     * ooo_bits_n bits (a power of two, allocated at the first gap); rx_msg is the oldest
-     * transfer not yet complete at the responder */
-    uint64_t *ooo_bits;
-    uint32_t ooo_bits_n;
-    uint32_t rx_msg;
     uint32_t cnp_slot;         /* index into net.cnp_last: the CNP moderation scope it shares */
+};
+
+/* Responder state of out-of-order placement ([nic] receiver = ooo-place), one per QP, kept
+ * beside the QPs: the PSNs received past epsn, a ring of nbits bits (a power of two, allocated
+ * at the first gap), and the oldest transfer not yet complete at the responder. */
+struct ooo_rx {
+    uint64_t *bits;
+    uint32_t nbits;
+    uint32_t rx_msg;
 };
 
 struct host_rt {
@@ -177,10 +180,9 @@ struct xfer_rt {
     uint32_t qp;
     uint32_t next_on_qp;
     uint32_t psn_first, npkts;
-    uint64_t bytes;
     /* split_data_on_qps: a schedule transfer's parts follow the schedule's transfers in
-     * net.xfers (first_part, parts_left of them); a part names its transfer in `parent` */
-    uint32_t parent, first_part, parts_left;
+     * net.xfers. For a transfer, its first part (NONE32: not split); for a part, its transfer */
+    uint32_t split;
     simtime_t start, end;
     uint8_t state;
 };
@@ -222,6 +224,9 @@ struct net {
     simtime_t *cnp_last;          /* NP: when the last CNP of each moderation slot went out */
     struct xfer_rt *xfers;
     uint32_t nxfers, npackets_xfers;
+    uint64_t *part_bytes;         /* split messages: bytes of part nxfers + k */
+    uint32_t *parts_left;         /* split messages: parts of transfer i not yet complete */
+    struct ooo_rx *ooo;           /* per QP, only with receiver = ooo-place */
     uint32_t *dep_off, *dep_list; /* dependents of each transfer (CSR) */
 
     uint8_t ctrl_prio_mask;       /* priorities served with strict priority */
@@ -305,6 +310,11 @@ uint16_t roce_udp_sport(uint32_t lqpn, uint32_t rqpn);
 
 /* transfers (models/net.c) */
 void xfer_finished(struct net *n, uint32_t xfer);
+/* Bytes of a transfer, or of one part of a split message. */
+static inline uint64_t xfer_bytes(const struct net *n, uint32_t id)
+{
+    return id < n->nxfers ? schedule_get(n->sched, id)->bytes : n->part_bytes[id - n->nxfers];
+}
 
 /* PFC (models/pfc.c) */
 void pfc_init_port(struct net *n, struct port_rt *p);

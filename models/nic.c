@@ -28,7 +28,7 @@ void nic_init_qp(struct net *n, uint32_t id, uint32_t src, uint32_t dst, uint8_t
     q->lqpn = n->hosts[src].next_qpn++;
     q->rqpn = n->hosts[dst].next_qpn++;
     q->sport = roce_udp_sport(q->lqpn, q->rqpn);
-    q->msg_head = q->msg_tail = q->cur_msg = q->rx_msg = NONE32;
+    q->msg_head = q->msg_tail = q->cur_msg = NONE32;
     q->next_ready = NONE32;
     q->heap_pos = NONE32;
     timer_init(&q->rto, &n->eng, rto_fire, n, id);
@@ -185,8 +185,8 @@ void nic_post(struct net *n, uint32_t xid)
     q->msg_tail = xid;
     if (q->cur_msg == NONE32)
         q->cur_msg = xid;
-    if (q->rx_msg == NONE32) /* every earlier transfer is complete at the responder */
-        q->rx_msg = xid;
+    if (n->ooo && n->ooo[x->qp].rx_msg == NONE32) /* every earlier transfer is complete at the responder */
+        n->ooo[x->qp].rx_msg = xid;
     if (q->snd_una == q->snd_nxt)
         q->last_progress = n->eng.now; /* nothing was outstanding: the timeout starts now */
     qp_activate(n, x->qp);
@@ -198,9 +198,10 @@ static uint32_t build_data(struct net *n, uint32_t id)
 {
     struct qp_rt *q = &n->qps[id];
     struct xfer_rt *x = &n->xfers[q->cur_msg];
+    uint64_t bytes = xfer_bytes(n, q->cur_msg);
     uint32_t off = q->snd_nxt - x->psn_first;
     uint64_t sent = (uint64_t)off * n->sc->mtu;
-    uint32_t payload = (uint32_t)(x->bytes - sent < n->sc->mtu ? x->bytes - sent : n->sc->mtu);
+    uint32_t payload = (uint32_t)(bytes - sent < n->sc->mtu ? bytes - sent : n->sc->mtu);
     uint32_t i = pkt_alloc(n);
     struct packet *pk = &n->pool[i];
     pk->kind = PKT_DATA;
@@ -482,34 +483,34 @@ static void responder_data(struct net *n, struct packet *pk)
 
 /* ---------- out-of-order placement ---------- */
 
-static inline bool ooo_test(const struct qp_rt *q, uint32_t psn)
+static inline bool ooo_test(const struct ooo_rx *o, uint32_t epsn, uint32_t psn)
 {
-    if (!q->ooo_bits || psn - q->epsn >= q->ooo_bits_n)
+    if (!o->bits || psn - epsn >= o->nbits)
         return false;
-    uint32_t b = psn & (q->ooo_bits_n - 1);
-    return q->ooo_bits[b >> 6] >> (b & 63) & 1;
+    uint32_t b = psn & (o->nbits - 1);
+    return o->bits[b >> 6] >> (b & 63) & 1;
 }
 
-static void ooo_set(struct qp_rt *q, uint32_t psn)
+static void ooo_set(struct ooo_rx *o, uint32_t epsn, uint32_t psn)
 {
-    uint32_t need = psn - q->epsn + 1;
-    if (need > q->ooo_bits_n) {
+    uint32_t need = psn - epsn + 1;
+    if (need > o->nbits) {
         /* grow the ring and re-place the PSNs it held (rare: a deeper reordering than before) */
-        uint32_t n = q->ooo_bits_n ? q->ooo_bits_n : 1024;
+        uint32_t n = o->nbits ? o->nbits : 1024;
         while (n < need)
             n *= 2;
         uint64_t *nb = g_new0(uint64_t, n / 64);
-        for (uint32_t k = 1; k < q->ooo_bits_n; k++)
-            if (ooo_test(q, q->epsn + k)) {
-                uint32_t b = (q->epsn + k) & (n - 1);
+        for (uint32_t k = 1; k < o->nbits; k++)
+            if (ooo_test(o, epsn, epsn + k)) {
+                uint32_t b = (epsn + k) & (n - 1);
                 nb[b >> 6] |= 1ull << (b & 63);
             }
-        g_free(q->ooo_bits);
-        q->ooo_bits = nb;
-        q->ooo_bits_n = n;
+        g_free(o->bits);
+        o->bits = nb;
+        o->nbits = n;
     }
-    uint32_t b = psn & (q->ooo_bits_n - 1);
-    q->ooo_bits[b >> 6] |= 1ull << (b & 63);
+    uint32_t b = psn & (o->nbits - 1);
+    o->bits[b >> 6] |= 1ull << (b & 63);
 }
 
 /* A responder that places packets wherever they fall in the message (as RC NICs with
@@ -519,9 +520,10 @@ static void ooo_set(struct qp_rt *q, uint32_t psn)
 static void responder_data_ooo(struct net *n, struct packet *pk, bool flag_ack)
 {
     struct qp_rt *q = &n->qps[pk->qp];
+    struct ooo_rx *o = &n->ooo[pk->qp];
     struct host_rt *h = &n->hosts[q->dst];
     uint32_t psn = pk->psn;
-    if (psn < q->epsn || ooo_test(q, psn)) {
+    if (psn < q->epsn || ooo_test(o, q->epsn, psn)) {
         h->duplicate_request++;
         if (pk->flags & PKT_F_LAST && q->epsn)
             send_ack(n, q, pk, PKT_ACK, q->epsn - 1, false);
@@ -529,19 +531,19 @@ static void responder_data_ooo(struct net *n, struct packet *pk, bool flag_ack)
     }
     if (psn != q->epsn) {
         h->out_of_sequence++;
-        ooo_set(q, psn);
+        ooo_set(o, q->epsn, psn);
     } else {
         q->epsn++;
-        while (ooo_test(q, q->epsn)) {
-            uint32_t b = q->epsn & (q->ooo_bits_n - 1);
-            q->ooo_bits[b >> 6] &= ~(1ull << (b & 63));
+        while (ooo_test(o, q->epsn, q->epsn)) {
+            uint32_t b = q->epsn & (o->nbits - 1);
+            o->bits[b >> 6] &= ~(1ull << (b & 63));
             q->epsn++;
         }
     }
     bool done = false;
-    while (q->rx_msg != NONE32 && n->xfers[q->rx_msg].psn_first + n->xfers[q->rx_msg].npkts <= q->epsn) {
-        uint32_t x = q->rx_msg;
-        q->rx_msg = n->xfers[x].next_on_qp;
+    while (o->rx_msg != NONE32 && n->xfers[o->rx_msg].psn_first + n->xfers[o->rx_msg].npkts <= q->epsn) {
+        uint32_t x = o->rx_msg;
+        o->rx_msg = n->xfers[x].next_on_qp;
         xfer_finished(n, x);
         done = true;
     }

@@ -685,7 +685,7 @@ static void pcap_tap(struct net *n, void *tap, const struct packet *p, uint32_t 
 {
     struct frame_ctx ctx = { .pfc_port = (uint16_t)sender_local };
     if (p->kind == PKT_DATA)
-        ctx.msg_bytes = n->xfers[p->transfer].bytes; /* a part's, when split over QPs */
+        ctx.msg_bytes = xfer_bytes(n, p->transfer); /* a part's, when split over QPs */
     if (n->intd && p->kind != PKT_CNP && p->kind != PKT_PFC)
         ctx.intd = &n->intd[p - n->pool];
     pcap_writer_packet(tap, n->eng.now, p, &ctx);

@@ -138,7 +138,7 @@ static void test_ooo_responder(void)
     CU_ASSERT_EQUAL(n->xfers[0].state, XF_DONE);
     CU_ASSERT_EQUAL(h->out_of_sequence, npk - 1);
     CU_ASSERT_EQUAL(h->duplicate_request, 0);
-    CU_ASSERT(n->qps[qp].ooo_bits_n >= npk);
+    CU_ASSERT(n->ooo[qp].nbits >= npk);
     /* a late duplicate is counted, not placed */
     uint32_t i = pkt_alloc(n);
     n->pool[i] = (struct packet){ .kind = PKT_DATA, .qp = qp, .psn = 17, .src = n->qps[qp].src, .dst = dst,
