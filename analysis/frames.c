@@ -234,7 +234,7 @@ static size_t build_roce(const struct packet *p, const struct frame_ctx *ctx, ui
                          size_t cap)
 {
     uint8_t h[ETH_HDR_BYTES + VLAN_TAG_BYTES + IPV4_HDR_BYTES + UDP_HDR_BYTES + BTH_BYTES +
-              RETH_BYTES + IMMDT_BYTES];
+              RETH_BYTES + IMMDT_BYTES + INT_HDR_BYTES];
     size_t o = 0;
     frame_host_mac(p->dst, h);
     frame_host_mac(p->src, h + 6);
@@ -276,7 +276,8 @@ static size_t build_roce(const struct packet *p, const struct frame_ctx *ctx, ui
         break;
     }
     uint32_t pad = (4u - (payload & 3u)) & 3u;
-    uint32_t ip_total = IPV4_HDR_BYTES + UDP_HDR_BYTES + BTH_BYTES + ext + payload + pad +
+    uint32_t inth = ctx->intd && p->kind != PKT_CNP ? INT_HDR_BYTES : 0;
+    uint32_t ip_total = IPV4_HDR_BYTES + UDP_HDR_BYTES + BTH_BYTES + ext + inth + payload + pad +
                         ICRC_BYTES;
 
     uint8_t *ip = h + l3;
@@ -325,7 +326,9 @@ static size_t build_roce(const struct packet *p, const struct frame_ctx *ctx, ui
     } else if (p->kind == PKT_CNP) {
         memset(x, 0, CNP_RESERVED_BYTES);
     }
-    size_t hdr_end = (size_t)(x - h) + ext;
+    if (inth)
+        int_serialize(ctx->intd, x + ext);
+    size_t hdr_end = (size_t)(x - h) + ext + inth;
     uint32_t icrc = icrc_calc(ip, hdr_end - l3, payload + pad);
     uint8_t icrc_le[4] = { (uint8_t)icrc, (uint8_t)(icrc >> 8), (uint8_t)(icrc >> 16),
                            (uint8_t)(icrc >> 24) };

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "models/int_hdr.h"
 #include "models/packet.h"
 
 #define ETH_HDR_BYTES      14u
@@ -37,7 +38,7 @@
 #define PFC_FRAME_LEN      60u     /* without FCS: PFC_FRAME_BYTES (64) minus FCS */
 /* Largest frame frame_build can produce: tagged headers + RETH + 64 KiB payload + pad + ICRC. */
 #define FRAME_MAX_BYTES    (ETH_HDR_BYTES + VLAN_TAG_BYTES + IPV4_HDR_BYTES + UDP_HDR_BYTES + \
-                            BTH_BYTES + RETH_BYTES + 65535u + 3u + ICRC_BYTES)
+                            BTH_BYTES + RETH_BYTES + INT_HDR_BYTES + 65535u + 3u + ICRC_BYTES)
 
 #define ETHERTYPE_IPV4     0x0800u
 #define ETHERTYPE_IPV6     0x86DDu
@@ -81,6 +82,9 @@ struct frame_ctx {
     bool     imm;         /* DATA with PKT_F_LAST: WRITE LAST/ONLY WITH IMMEDIATE carrying
                              imm_data (how a replay marks the end of a transfer) */
     uint32_t imm_data;
+    const struct int_stack *intd; /* HPCC INT stack of a DATA/ACK/NAK: INT_HDR_BYTES in HPCC ns-3's
+                             layout (int_serialize) right after the BTH's extension headers
+                             (RETH/AETH), where dissectors see the start of the payload */
 };
 
 /* Addresses of the scheme above. */

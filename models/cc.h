@@ -6,6 +6,7 @@
 #define ROCESIM_CC_H
 #include <stdbool.h>
 #include <stdint.h>
+#include "models/int_hdr.h"
 #include "sim/scenario.h"
 #include "sim/simtime.h"
 
@@ -40,16 +41,29 @@ struct timely_state {
     uint32_t increases;        /* consecutive increases (hyper increase after 5) */
 };
 
+/* HPCC (models.md 6.1), single-rate mode: the per-QP state of HPCC ns-3 RdmaQueuePair::hp. */
+struct hpcc_state {
+    uint64_t hop[INT_MAX_HOP]; /* INT of the previous ACK, per hop */
+    double u;                  /* EWMA of the normalised utilisation, starts at 1 */
+    double cur_rate;           /* R_c, the reference rate committed once per RTT */
+    uint32_t inc_stage;
+    uint32_t last_update_seq;  /* PSN; 0 = no ACK seen yet (the first RTT) */
+    double base_rtt_ns;        /* T */
+    uint64_t win_max;          /* W, bytes: the window at line rate */
+};
+
 struct cc_flow {
     double rate;               /* current sending rate Rc, bit/s: the pacing rate */
     double line;               /* port speed, bit/s */
     const struct dcqcn_params *dcqcn;
     const struct scenario *sc;
     uint64_t cnp_handled;      /* rp_cnp_handled */
+    uint64_t win;              /* bytes the QP may have in flight; 0 = no window (rate only) */
     union {
         struct dcqcn_state d;
         struct dctcp_state c;
         struct timely_state t;
+        struct hpcc_state h;
     } u;
 };
 
@@ -60,6 +74,7 @@ struct cc_ack {
     uint32_t ack_psn;          /* everything below this PSN is acknowledged */
     uint32_t snd_nxt;          /* next PSN the sender will send */
     bool ece;                  /* ECN-echo: a CE-marked packet arrived since the last ACK */
+    const struct int_stack *intd; /* the INT stack the ACK echoes (HPCC), or NULL */
 };
 
 struct cc_ops {
@@ -80,6 +95,13 @@ extern const struct cc_ops cc_none_ops;
 extern const struct cc_ops cc_dcqcn_ops;
 extern const struct cc_ops cc_dctcp_ops;
 extern const struct cc_ops cc_timely_ops;
+extern const struct cc_ops cc_hpcc_ops;
+/* HPCC's base RTT T and window W of a fabric ([hpcc] base_rtt and window, or derived, see
+ * models/cc_hpcc.c); false with *why set when the topology gives no T. */
+bool hpcc_fabric_rtt(const struct scenario *s, simtime_t *T, uint64_t *W, const char **why);
+/* [hpcc] global_t = off (third.cc GLOBAL_T 0): the QP from host src to dst uses its own
+ * path's base RTT and BDP (leaf-spine fabrics) instead of the fabric's largest. */
+void hpcc_use_path(struct cc_flow *f, const struct scenario *s, uint32_t src, uint32_t dst);
 /* no-op hooks for algorithms that ignore an event */
 void cc_ignore_cnp(struct cc_flow *f, simtime_t now);
 void cc_ignore_send(struct cc_flow *f, simtime_t now, uint32_t bytes);

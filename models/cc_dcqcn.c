@@ -311,6 +311,8 @@ const struct cc_ops *cc_ops_for(enum cc_kind kind)
         return &cc_dctcp_ops;
     case CC_TIMELY:
         return &cc_timely_ops;
+    case CC_HPCC:
+        return &cc_hpcc_ops;
     default:
         return &cc_none_ops;
     }

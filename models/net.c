@@ -24,6 +24,8 @@ uint32_t pkt_alloc(struct net *n)
         /* grow geometrically: amortised, never per packet in steady state */
         uint32_t old = n->pool_cap, cap = old * 2;
         n->pool = g_renew(struct packet, n->pool, cap);
+        if (n->intd)
+            n->intd = g_renew(struct int_stack, n->intd, cap);
         for (uint32_t i = old; i < cap; i++)
             n->pool[i].next = i + 1 < cap ? i + 1 : NONE32;
         n->pool_free = old;
@@ -143,6 +145,13 @@ static void xfer_start(void *ctx, uint64_t id)
         xfer_finished(n, (uint32_t)id);
         return;
     }
+    if (x->split != NONE32) { /* split over the connection's QPs */
+        for (uint32_t k = 0; k < n->parts_left[id]; k++) {
+            n->xfers[x->split + k].start = n->eng.now;
+            nic_post(n, x->split + k);
+        }
+        return;
+    }
     nic_post(n, (uint32_t)id);
 }
 
@@ -153,6 +162,11 @@ void xfer_finished(struct net *n, uint32_t id)
         return;
     x->state = XF_DONE;
     x->end = n->eng.now;
+    if (id >= n->nxfers) { /* one part of a split message */
+        if (--n->parts_left[x->split] == 0)
+            xfer_finished(n, x->split);
+        return;
+    }
     n->st.transfers_done++;
     for (uint32_t k = n->dep_off[id]; k < n->dep_off[id + 1]; k++) {
         uint32_t d = n->dep_list[k];
@@ -364,6 +378,7 @@ uint64_t net_port_headroom(const struct scenario *sc, uint64_t rate, simtime_t d
 
 struct qp_key {
     uint32_t src, dst, tag;
+    uint32_t sub;              /* which of the connection's qps_per_connection QPs */
 };
 
 /* A QP found while scanning the transfers: its key and the priority of its first transfer. */
@@ -374,11 +389,24 @@ struct qp_found {
 static guint qp_key_hash(gconstpointer k)
 {
     const struct qp_key *q = k;
-    return (q->src * 2654435761u) ^ (q->dst * 40503u) ^ (q->tag * 2246822519u);
+    return (q->src * 2654435761u) ^ (q->dst * 40503u) ^ (q->tag * 2246822519u) ^ (q->sub * 3266489917u);
 }
 static gboolean qp_key_eq(gconstpointer a, gconstpointer b)
 {
     return memcmp(a, b, sizeof(struct qp_key)) == 0;
+}
+
+/* The QP of `key`, created (in order of first use) if new. */
+static uint32_t qp_for(GHashTable *qpmap, GArray *qpinit, const struct qp_key *key, uint8_t prio)
+{
+    gpointer v;
+    if (g_hash_table_lookup_extended(qpmap, key, NULL, &v))
+        return GPOINTER_TO_UINT(v);
+    uint32_t id = qpinit->len;
+    struct qp_found f = { *key, prio };
+    g_array_append_val(qpinit, f);
+    g_hash_table_insert(qpmap, g_memdup2(key, sizeof *key), GUINT_TO_POINTER(id));
+    return id;
 }
 
 struct net *net_build(const struct scenario *sc, const struct topology *topo,
@@ -396,6 +424,35 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     for (uint32_t i = 0; i < n->pool_cap; i++)
         n->pool[i].next = i + 1 < n->pool_cap ? i + 1 : NONE32;
     n->pool_free = 0;
+    if (sc->cc == CC_HPCC) {
+        simtime_t T;
+        uint64_t W;
+        const char *why = NULL;
+        if (!hpcc_fabric_rtt(sc, &T, &W, &why)) {
+            g_set_error(err, SCENARIO_ERROR, 1, "%s: %s", sc->path, why);
+            engine_free(&n->eng);
+            g_free(n->pool);
+            g_free(n);
+            return NULL;
+        }
+        n->intd = g_new(struct int_stack, n->pool_cap);
+        n->port_rate_code = g_new(int8_t, topo->nports);
+        for (uint32_t i = 0; i < topo->nports; i++) {
+            n->port_rate_code[i] = (int8_t)int_rate_code(topo->ports[i].rate_bps);
+            if (n->port_rate_code[i] < 0) {
+                g_set_error(err, SCENARIO_ERROR, 1,
+                            "%s: [nic] cc = hpcc: a link runs at %" G_GUINT64_FORMAT " bit/s, but HPCC's INT header "
+                            "encodes only 25, 50, 100, 200 and 400 Gb/s (int-header.h lineRateValues)",
+                            sc->path, topo->ports[i].rate_bps);
+                g_free(n->intd);
+                g_free(n->port_rate_code);
+                engine_free(&n->eng);
+                g_free(n->pool);
+                g_free(n);
+                return NULL;
+            }
+        }
+    }
 
     n->ports = g_new0(struct port_rt, topo->nports);
     for (uint32_t i = 0; i < topo->nports; i++) {
@@ -426,6 +483,12 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         struct switch_rt *w = &n->switches[s];
         w->node = topo->nhosts + s;
         rng_init(&w->rng, sc->seed, RNG_STREAM_SWITCH + w->node);
+        rng_init(&w->lb_rng, sc->seed, RNG_STREAM_LB + w->node);
+        if (sc->lb == LB_FLOWLET) {
+            w->flowlets = g_new(struct flowlet, FLOWLET_SLOTS);
+            for (uint32_t k = 0; k < FLOWLET_SLOTS; k++)
+                w->flowlets[k] = (struct flowlet){ .last = SIMTIME_NEVER };
+        }
         w->hash_seed = (uint32_t)(w->node * 0x9e3779b1u) ^ (uint32_t)sc->seed;
         struct mmu_config mc = { .buffer = sc->buffer, .reserve = sc->reserve, .xon_offset = sc->xon_offset,
                                  .xoff_static = sc->xoff, .alpha = sc->pfc_alpha, .egress_alpha = sc->egress_alpha,
@@ -466,6 +529,12 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     n->dep_off = g_new0(uint32_t, n->nxfers + 1);
     GHashTable *qpmap = g_hash_table_new_full(qp_key_hash, qp_key_eq, g_free, NULL);
     GArray *qpinit = g_array_new(FALSE, FALSE, sizeof(struct qp_found));
+    /* multi-QP connections: messages seen per connection, and the per-QP parts of split
+     * messages (kept after the schedule's transfers in n->xfers) */
+    GHashTable *conn_msgs = g_hash_table_new_full(qp_key_hash, qp_key_eq, g_free, NULL);
+    GArray *parts = g_array_new(FALSE, FALSE, sizeof(struct xfer_rt));
+    GArray *part_bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    uint32_t nxfers_all = n->nxfers;
     for (uint32_t i = 0; i < n->nxfers; i++) {
         const struct transfer *t = schedule_get(sched, i);
         if (t->src >= topo->nhosts || t->dst >= topo->nhosts) {
@@ -480,6 +549,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         x->deps_left = t->ndeps;
         x->next_on_qp = NONE32;
         x->qp = NONE32;
+        x->split = NONE32;
         const uint32_t *deps = schedule_deps(sched, t);
         for (uint32_t k = 0; k < t->ndeps; k++)
             n->dep_off[deps[k] + 1]++;
@@ -492,19 +562,52 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
             net_free(n);
             return NULL;
         }
-        struct qp_key key = { t->src, t->dst, t->qp };
-        gpointer v;
-        if (g_hash_table_lookup_extended(qpmap, &key, NULL, &v)) {
-            x->qp = GPOINTER_TO_UINT(v);
-        } else {
-            x->qp = qpinit->len;
-            struct qp_found f = { key, t->prio };
-            g_array_append_val(qpinit, f);
-            g_hash_table_insert(qpmap, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(x->qp));
-        }
         x->npkts = (uint32_t)((t->bytes + sc->mtu - 1) / sc->mtu);
+        uint32_t nq = sc->qps_per_connection;
+        if (nq > 1 && sc->split_data_on_qps) {
+            /* NCCL_IB_SPLIT_DATA_ON_QPS=1 (net_ib.cc ncclIbMultiSend): every message is cut into
+             * chunks of DIVUP(DIVUP(size, nqps), 128) x 128 bytes, one per QP; the message is done
+             * when all are */
+            uint64_t chunk = (t->bytes + nq - 1) / nq;
+            chunk = (chunk + 127) / 128 * 128;
+            if (!n->parts_left)
+                n->parts_left = g_new0(uint32_t, n->nxfers);
+            x->split = nxfers_all;
+            for (uint32_t k = 0; k * chunk < t->bytes; k++) {
+                uint64_t b = t->bytes - k * chunk < chunk ? t->bytes - k * chunk : chunk;
+                struct qp_key key = { t->src, t->dst, t->qp, k };
+                struct xfer_rt part = { .split = i, .next_on_qp = NONE32, .qp = qp_for(qpmap, qpinit, &key, t->prio),
+                                        .npkts = (uint32_t)((b + sc->mtu - 1) / sc->mtu) };
+                g_array_append_val(parts, part);
+                g_array_append_val(part_bytes, b);
+                n->parts_left[i]++;
+                nxfers_all++;
+            }
+            continue;
+        }
+        /* NCCL_IB_SPLIT_DATA_ON_QPS=0: the connection's messages take its QPs in turn */
+        uint32_t sub = 0;
+        if (nq > 1) {
+            struct qp_key ck = { t->src, t->dst, t->qp, 0 };
+            gpointer c = g_hash_table_lookup(conn_msgs, &ck);
+            uint32_t cnt = GPOINTER_TO_UINT(c);
+            sub = cnt % nq;
+            if (!c)
+                g_hash_table_insert(conn_msgs, g_memdup2(&ck, sizeof ck), GUINT_TO_POINTER(cnt + 1));
+            else
+                g_hash_table_replace(conn_msgs, g_memdup2(&ck, sizeof ck), GUINT_TO_POINTER(cnt + 1));
+        }
+        struct qp_key key = { t->src, t->dst, t->qp, sub };
+        x->qp = qp_for(qpmap, qpinit, &key, t->prio);
     }
     g_hash_table_unref(qpmap);
+    g_hash_table_unref(conn_msgs);
+    if (parts->len) {
+        n->xfers = g_renew(struct xfer_rt, n->xfers, nxfers_all);
+        memcpy(n->xfers + n->nxfers, parts->data, parts->len * sizeof(struct xfer_rt));
+    }
+    g_array_free(parts, TRUE);
+    n->part_bytes = (uint64_t *)(void *)g_array_free(part_bytes, FALSE);
     for (uint32_t i = 0; i < n->nxfers; i++)
         n->dep_off[i + 1] += n->dep_off[i];
     n->dep_list = g_new(uint32_t, n->dep_off[n->nxfers] ? n->dep_off[n->nxfers] : 1);
@@ -519,6 +622,11 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
 
     n->nqps = qpinit->len;
     n->qps = g_new0(struct qp_rt, n->nqps ? n->nqps : 1);
+    if (sc->rx_order == RX_OOO_PLACE) {
+        n->ooo = g_new0(struct ooo_rx, n->nqps ? n->nqps : 1);
+        for (uint32_t q = 0; q < n->nqps; q++)
+            n->ooo[q].rx_msg = NONE32;
+    }
     uint32_t *per_host = g_new0(uint32_t, topo->nhosts);
     for (uint32_t q = 0; q < n->nqps; q++)
         per_host[g_array_index(qpinit, struct qp_found, q).key.src]++;
@@ -531,6 +639,8 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         /* a QP sends on the priority of its first transfer (a QP has one service level) */
         const struct qp_found *f = &g_array_index(qpinit, struct qp_found, q);
         nic_init_qp(n, q, f->key.src, f->key.dst, f->prio);
+        if (sc->cc == CC_HPCC)
+            hpcc_use_path(&n->qps[q].cc, sc, f->key.src, f->key.dst);
     }
     g_array_free(qpinit, TRUE);
     nic_assign_cnp_slots(n);
@@ -566,6 +676,11 @@ void net_free(struct net *n)
         return;
     engine_free(&n->eng);
     g_free(n->pool);
+    g_free(n->intd);
+    g_free(n->port_rate_code);
+    if (n->switches)
+        for (uint32_t s = 0; s < n->topo->nnodes - n->topo->nhosts; s++)
+            g_free(n->switches[s].flowlets);
     if (n->ports)
         for (uint32_t i = 0; i < n->topo->nports; i++)
             g_free(n->ports[i].hist);
@@ -575,7 +690,12 @@ void net_free(struct net *n)
         for (uint32_t h = 0; h < n->topo->nhosts; h++)
             g_free(n->hosts[h].heap);
     g_free(n->hosts);
+    for (uint32_t q = 0; n->ooo && q < n->nqps; q++)
+        g_free(n->ooo[q].bits);
+    g_free(n->ooo);
     g_free(n->qps);
+    g_free(n->part_bytes);
+    g_free(n->parts_left);
     g_free(n->cnp_last);
     topology_routes_free(n->converged);
     g_free(n->xfers);

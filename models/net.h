@@ -91,10 +91,20 @@ struct port_rt {
     struct qhist *hist;        /* switch ports only */
 };
 
+/* A flowlet table entry: the egress its flow took and when the flow last passed. */
+struct flowlet {
+    simtime_t last;
+    uint32_t key;              /* the flow's hash, to tell flows apart in a shared slot */
+    uint16_t hop;              /* index into the route's next-hop list */
+};
+#define FLOWLET_SLOTS 4096u
+
 struct switch_rt {
     uint32_t node;
     uint32_t hash_seed;
     struct rng rng;
+    struct rng lb_rng;         /* spraying and flowlet picks (separate from ECN marking) */
+    struct flowlet *flowlets;  /* FLOWLET_SLOTS entries, only with load_balance = flowlet */
     struct mmu mmu;
     uint64_t drops;
 };
@@ -132,6 +142,15 @@ struct qp_rt {
     uint32_t cnp_slot;         /* index into net.cnp_last: the CNP moderation scope it shares */
 };
 
+/* Responder state of out-of-order placement ([nic] receiver = ooo-place), one per QP, kept
+ * beside the QPs: the PSNs received past epsn, a ring of nbits bits (a power of two, allocated
+ * at the first gap), and the oldest transfer not yet complete at the responder. */
+struct ooo_rx {
+    uint64_t *bits;
+    uint32_t nbits;
+    uint32_t rx_msg;
+};
+
 struct host_rt {
     uint32_t node, port;       /* node index, global port index */
     struct pktq ctrl;          /* ACK, NAK, CNP */
@@ -164,6 +183,9 @@ struct xfer_rt {
     uint32_t qp;
     uint32_t next_on_qp;
     uint32_t psn_first, npkts;
+    /* split_data_on_qps: a schedule transfer's parts follow the schedule's transfers in
+     * net.xfers. For a transfer, its first part (NONE32: not split); for a part, its transfer */
+    uint32_t split;
     simtime_t start, end;
     uint8_t state;
 };
@@ -193,6 +215,10 @@ struct net {
 
     struct packet *pool;
     uint32_t pool_cap, pool_free, pool_used, pool_peak;
+    /* INT stacks beside the pool (same index), only when the CC reads telemetry (HPCC): the
+     * hot struct packet does not carry them */
+    struct int_stack *intd;
+    int8_t *port_rate_code;       /* INT link-rate code of each port */
 
     struct port_rt *ports;
     struct switch_rt *switches;   /* indexed by node - nhosts */
@@ -202,6 +228,9 @@ struct net {
     simtime_t *cnp_last;          /* NP: when the last CNP of each moderation slot went out */
     struct xfer_rt *xfers;
     uint32_t nxfers, npackets_xfers;
+    uint64_t *part_bytes;         /* split messages: bytes of part nxfers + k */
+    uint32_t *parts_left;         /* split messages: parts of transfer i not yet complete */
+    struct ooo_rx *ooo;           /* per QP, only with receiver = ooo-place */
     uint32_t *dep_off, *dep_list; /* dependents of each transfer (CSR) */
 
     uint8_t ctrl_prio_mask;       /* priorities served with strict priority */
@@ -298,6 +327,11 @@ uint16_t roce_udp_sport(uint32_t lqpn, uint32_t rqpn);
 
 /* transfers (models/net.c) */
 void xfer_finished(struct net *n, uint32_t xfer);
+/* Bytes of a transfer, or of one part of a split message. */
+static inline uint64_t xfer_bytes(const struct net *n, uint32_t id)
+{
+    return id < n->nxfers ? schedule_get(n->sched, id)->bytes : n->part_bytes[id - n->nxfers];
+}
 
 /* PFC (models/pfc.c) */
 void pfc_init_port(struct net *n, struct port_rt *p);

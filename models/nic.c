@@ -146,6 +146,13 @@ static uint32_t heap_pop(struct net *n, struct host_rt *h)
 
 static inline bool qp_has_data(const struct qp_rt *q) { return q->snd_nxt != q->psn_end; }
 
+/* A window-limited CC (HPCC) stops the QP while its bytes in flight reach the window, as HPCC
+ * ns-3 RdmaQueuePair::IsWinBound does; in flight counts whole MTUs per packet. */
+static inline bool qp_window_full(const struct net *n, const struct qp_rt *q)
+{
+    return q->cc.win && q->snd_nxt > q->snd_una && (uint64_t)(q->snd_nxt - q->snd_una) * n->sc->mtu >= q->cc.win;
+}
+
 /* Makes a QP with data eligible for scheduling (if it is not already somewhere). */
 static void qp_activate(struct net *n, uint32_t id)
 {
@@ -178,6 +185,8 @@ void nic_post(struct net *n, uint32_t xid)
     q->msg_tail = xid;
     if (q->cur_msg == NONE32)
         q->cur_msg = xid;
+    if (n->ooo && n->ooo[x->qp].rx_msg == NONE32) /* every earlier transfer is complete at the responder */
+        n->ooo[x->qp].rx_msg = xid;
     if (q->snd_una == q->snd_nxt)
         q->last_progress = n->eng.now; /* nothing was outstanding: the timeout starts now */
     qp_activate(n, x->qp);
@@ -189,10 +198,10 @@ static uint32_t build_data(struct net *n, uint32_t id)
 {
     struct qp_rt *q = &n->qps[id];
     struct xfer_rt *x = &n->xfers[q->cur_msg];
-    const struct transfer *t = schedule_get(n->sched, q->cur_msg);
+    uint64_t bytes = xfer_bytes(n, q->cur_msg);
     uint32_t off = q->snd_nxt - x->psn_first;
     uint64_t sent = (uint64_t)off * n->sc->mtu;
-    uint32_t payload = (uint32_t)(t->bytes - sent < n->sc->mtu ? t->bytes - sent : n->sc->mtu);
+    uint32_t payload = (uint32_t)(bytes - sent < n->sc->mtu ? bytes - sent : n->sc->mtu);
     uint32_t i = pkt_alloc(n);
     struct packet *pk = &n->pool[i];
     pk->kind = PKT_DATA;
@@ -213,6 +222,10 @@ static uint32_t build_data(struct net *n, uint32_t id)
     pk->sent_at = n->eng.now;
     pk->pfc_vector = 0;
     pk->pfc_quanta = 0;
+    if (n->intd) { /* an empty INT stack rides in the packet (HPCC ns-3: 42 bytes) */
+        n->intd[i] = (struct int_stack){ .nhop = 0 };
+        pk->frame += INT_HDR_BYTES;
+    }
     if (q->snd_nxt < q->max_sent) {
         pk->flags |= PKT_F_RETX;
         n->hosts[q->src].retransmitted_packets++;
@@ -310,8 +323,8 @@ uint32_t nic_dequeue(struct net *n, struct host_rt *h)
     while (h->ready_head != NONE32) {
         uint32_t id = ready_pop(n, h);
         struct qp_rt *q = &n->qps[id];
-        if (!qp_has_data(q))
-            continue;
+        if (!qp_has_data(q) || qp_window_full(n, q))
+            continue; /* a full window: the ACK that opens it activates the QP again */
         if (port->paused & (1u << q->prio)) {
             /* parked until the priority resumes */
             q->state = QP_PARKED;
@@ -333,7 +346,7 @@ uint32_t nic_dequeue(struct net *n, struct host_rt *h)
         if (q->cc.rate != q->rate_logged)
             sampler_rate_changed(n, id);
         arm_rto(n, q);
-        if (qp_has_data(q)) {
+        if (qp_has_data(q) && !qp_window_full(n, q)) {
             /* a QP slower than the port waits in the pacing heap; one at line rate stays ready */
             qp_pace(n, q, now);
             simtime_t ser = port->ps_per_byte ? wire * port->ps_per_byte : serialisation_ps(wire, port->rate);
@@ -363,7 +376,7 @@ static void wake_fire(void *ctx, uint64_t host)
 /* Queues a control packet and kicks the port, which may put it on the wire (and a capture)
  * at once: everything the packet says is set before. `sent_at` is an ACK's echoed time. */
 static void send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind kind, uint32_t qp, uint32_t psn,
-                      uint8_t prio, uint8_t flags, simtime_t sent_at)
+                      uint8_t prio, uint8_t flags, simtime_t sent_at, uint32_t echo_int)
 {
     uint32_t i = pkt_alloc(n);
     struct packet *pk = &n->pool[i];
@@ -384,6 +397,10 @@ static void send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind k
     pk->dst_qpn = q->lqpn;
     pk->flags = flags;
     pk->sent_at = sent_at;
+    if (echo_int != NONE32) { /* the ACK echoes the data packet's INT stack (HPCC ns-3 ReceiveUdp) */
+        n->intd[i] = n->intd[echo_int];
+        pk->frame += INT_HDR_BYTES;
+    }
     struct host_rt *h = &n->hosts[from];
     pktq_push(n, &h->ctrl, i);
     port_kick(n, &n->ports[h->port]);
@@ -401,7 +418,8 @@ static void send_ack(struct net *n, struct qp_rt *q, const struct packet *data, 
         n->st.cnp_sent++;
     }
     q->ce_since_ack = false;
-    send_ctrl(n, q->dst, q->src, kind, data->qp, psn, n->sc->ack_priority, flags, data->sent_at);
+    send_ctrl(n, q->dst, q->src, kind, data->qp, psn, n->sc->ack_priority, flags, data->sent_at,
+              n->intd ? (uint32_t)(data - n->pool) : NONE32);
 }
 
 /* A CE-marked packet at the notification point with np_feedback = cnp: a CNP unless one went
@@ -414,10 +432,12 @@ static void np_send_cnp(struct net *n, struct qp_rt *q, uint32_t qp)
     *last = now;
     n->hosts[q->dst].np_cnp_sent++;
     n->st.cnp_sent++;
-    send_ctrl(n, q->dst, q->src, PKT_CNP, qp, 0, n->sc->cnp_priority, 0, now);
+    send_ctrl(n, q->dst, q->src, PKT_CNP, qp, 0, n->sc->cnp_priority, 0, now, NONE32);
 }
 
 /* ---------- receiving ---------- */
+
+static void responder_data_ooo(struct net *n, struct packet *pk, bool flag_ack);
 
 static void responder_data(struct net *n, struct packet *pk)
 {
@@ -437,6 +457,10 @@ static void responder_data(struct net *n, struct packet *pk)
             else
                 np_send_cnp(n, q, pk->qp);
         }
+    }
+    if (n->sc->rx_order == RX_OOO_PLACE) {
+        responder_data_ooo(n, pk, flag_ack);
+        return;
     }
     if (pk->psn == q->epsn) {
         q->epsn++;
@@ -464,6 +488,78 @@ static void responder_data(struct net *n, struct packet *pk)
     }
 }
 
+/* ---------- out-of-order placement ---------- */
+
+static inline bool ooo_test(const struct ooo_rx *o, uint32_t epsn, uint32_t psn)
+{
+    if (!o->bits || psn - epsn >= o->nbits)
+        return false;
+    uint32_t b = psn & (o->nbits - 1);
+    return o->bits[b >> 6] >> (b & 63) & 1;
+}
+
+static void ooo_set(struct ooo_rx *o, uint32_t epsn, uint32_t psn)
+{
+    uint32_t need = psn - epsn + 1;
+    if (need > o->nbits) {
+        /* grow the ring and re-place the PSNs it held (rare: a deeper reordering than before) */
+        uint32_t n = o->nbits ? o->nbits : 1024;
+        while (n < need)
+            n *= 2;
+        uint64_t *nb = g_new0(uint64_t, n / 64);
+        for (uint32_t k = 1; k < o->nbits; k++)
+            if (ooo_test(o, epsn, epsn + k)) {
+                uint32_t b = (epsn + k) & (n - 1);
+                nb[b >> 6] |= 1ull << (b & 63);
+            }
+        g_free(o->bits);
+        o->bits = nb;
+        o->nbits = n;
+    }
+    uint32_t b = psn & (o->nbits - 1);
+    o->bits[b >> 6] |= 1ull << (b & 63);
+}
+
+/* A responder that places packets wherever they fall in the message (as RC NICs with
+ * adaptive-routing support do) instead of discarding past a gap: it keeps which PSNs beyond
+ * epsn have arrived, moves epsn over every run that becomes contiguous, completes the
+ * transfers epsn has passed, and acknowledges cumulatively; it never NAKs. */
+static void responder_data_ooo(struct net *n, struct packet *pk, bool flag_ack)
+{
+    struct qp_rt *q = &n->qps[pk->qp];
+    struct ooo_rx *o = &n->ooo[pk->qp];
+    struct host_rt *h = &n->hosts[q->dst];
+    uint32_t psn = pk->psn;
+    if (psn < q->epsn || ooo_test(o, q->epsn, psn)) {
+        h->duplicate_request++;
+        if (pk->flags & PKT_F_LAST && q->epsn)
+            send_ack(n, q, pk, PKT_ACK, q->epsn - 1, false);
+        return;
+    }
+    if (psn != q->epsn) {
+        h->out_of_sequence++;
+        ooo_set(o, q->epsn, psn);
+    } else {
+        q->epsn++;
+        while (ooo_test(o, q->epsn, q->epsn)) {
+            uint32_t b = q->epsn & (o->nbits - 1);
+            o->bits[b >> 6] &= ~(1ull << (b & 63));
+            q->epsn++;
+        }
+    }
+    bool done = false;
+    while (o->rx_msg != NONE32 && n->xfers[o->rx_msg].psn_first + n->xfers[o->rx_msg].npkts <= q->epsn) {
+        uint32_t x = o->rx_msg;
+        o->rx_msg = n->xfers[x].next_on_qp;
+        xfer_finished(n, x);
+        done = true;
+    }
+    if ((++q->unacked >= n->sc->ack_every || done || flag_ack) && q->epsn) {
+        q->unacked = 0;
+        send_ack(n, q, pk, PKT_ACK, q->epsn - 1, flag_ack);
+    }
+}
+
 /* A congestion notification at the reaction point: a CNP, or a CNP-flagged ACK. */
 static void rp_notified(struct net *n, uint32_t id)
 {
@@ -483,7 +579,8 @@ static void requester_ack(struct net *n, struct packet *pk)
     uint32_t acked = pk->kind == PKT_ACK ? pk->psn + 1 : pk->psn;
     if (acked > q->snd_una && acked <= q->psn_end) {
         struct cc_ack a = { .rtt = n->eng.now - pk->sent_at, .acked_pkts = acked - q->snd_una, .ack_psn = acked,
-                            .snd_nxt = q->snd_nxt, .ece = pk->flags & PKT_F_ECE };
+                            .snd_nxt = q->snd_nxt, .ece = pk->flags & PKT_F_ECE,
+                            .intd = n->intd ? &n->intd[pk - n->pool] : NULL };
         n->cc->on_ack(&q->cc, n->eng.now, &a);
         if (q->cc.rate != q->rate_logged)
             sampler_rate_changed(n, id);
@@ -501,6 +598,10 @@ static void requester_ack(struct net *n, struct packet *pk)
         }
         if (q->snd_nxt < q->snd_una) /* an ACK beyond a go-back point */
             go_back(n, id, q->snd_una);
+        if (q->cc.win) { /* the window may have opened */
+            qp_activate(n, id);
+            port_kick(n, &n->ports[n->hosts[q->src].port]);
+        }
     }
     if (pk->kind == PKT_NAK) {
         n->hosts[q->src].packet_seq_err++;

@@ -1,4 +1,5 @@
-/* Output-queued switch with a shared buffer: ECMP forwarding, RED-style ECN marking at
+/* Output-queued switch with a shared buffer: ECMP, flowlet, per-packet spraying or adaptive
+ * forwarding, RED-style ECN marking at
  * enqueue or dequeue, strict priority for control classes above DWRR between data classes,
  * tail drop when the buffer is full. */
 #include <string.h>
@@ -54,6 +55,58 @@ static inline void maybe_mark(struct net *n, struct switch_rt *sw, struct port_r
     }
 }
 
+static inline uint32_t port_queue_bytes(const struct port_rt *p)
+{
+    uint32_t b = 0;
+    for (int q = 0; q < NPRIO; q++)
+        b += p->q[q].bytes;
+    return b;
+}
+
+/* The next hop among `cnt` equal-cost ones ([switch] load_balance):
+ *   ecmp      MurmurHash3 of the flow, as before;
+ *   flowlet   the flow keeps its hop while its packets come closer than flowlet_gap; after a
+ *             longer gap it takes a random one (LetFlow, Vanini et al., NSDI 2017), from a
+ *             table of FLOWLET_SLOTS entries indexed by the flow hash, as switches keep it;
+ *   spray     a random hop per packet;
+ *   adaptive  per packet, the egress with the fewest queued bytes (all priorities), a random
+ *             one among equals (idle uplinks are the common case). */
+static uint32_t pick_hop(struct net *n, struct switch_rt *sw, const struct packet *pk, uint32_t first,
+                         const uint16_t *hops, uint32_t cnt)
+{
+    enum lb_kind lb = n->sc->lb;
+    if (lb == LB_SPRAY)
+        return (uint32_t)rng_below(&sw->lb_rng, cnt);
+    uint32_t h = ecmp_hash(pk->src, pk->dst, pk->sport, ROCE_UDP_DPORT, sw->hash_seed);
+    if (lb == LB_ECMP)
+        return h % cnt;
+    if (lb == LB_FLOWLET) {
+        struct flowlet *f = &sw->flowlets[h % FLOWLET_SLOTS];
+        simtime_t now = n->eng.now;
+        if (f->last == SIMTIME_NEVER || f->key != h || now - f->last > n->sc->flowlet_gap || f->hop >= cnt) {
+            f->hop = (uint16_t)rng_below(&sw->lb_rng, cnt);
+            f->key = h;
+        }
+        f->last = now;
+        return f->hop;
+    }
+    uint32_t best = h % cnt, best_bytes = UINT32_MAX, ties = 0;
+    for (uint32_t c = 0; c < cnt; c++) {
+        const struct port_rt *p = &n->ports[first + hops[c]];
+        if (p->down)
+            continue;
+        uint32_t b = port_queue_bytes(p);
+        if (b < best_bytes) {
+            best = c;
+            best_bytes = b;
+            ties = 1;
+        } else if (b == best_bytes && rng_below(&sw->lb_rng, ++ties) == 0) {
+            best = c; /* a uniform pick among equally short queues (reservoir sampling) */
+        }
+    }
+    return best;
+}
+
 void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
 {
     struct packet *pk = &n->pool[i];
@@ -67,7 +120,7 @@ void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
     uint32_t first = n->topo->nodes[in->node].first_port;
     uint32_t choice = 0;
     if (cnt > 1)
-        choice = ecmp_hash(pk->src, pk->dst, pk->sport, ROCE_UDP_DPORT, sw->hash_seed) % cnt;
+        choice = pick_hop(n, sw, pk, first, hops, cnt);
     /* a link that is down is skipped: the next member of the ECMP group takes its flows */
     for (uint32_t k = 0; k < cnt && n->ports[first + hops[choice]].down; k++)
         choice = (choice + 1) % cnt;
@@ -177,6 +230,12 @@ uint32_t switch_dequeue(struct net *n, struct port_rt *p)
     }
     if (n->sc->ecn && n->sc->ecn_mark == MARK_DEQUEUE)
         maybe_mark(n, sw, p, pk, p->q[q].bytes);
+    if (n->intd && pk->kind == PKT_DATA) {
+        /* HPCC ns-3 SwitchNode::SwitchNotifyDequeue: the egress stamps its clock (ns), the bytes
+         * it sent before this packet and the bytes still queued on the port (all queues) */
+        int_push_hop(&n->intd[i], n->eng.now / PS_PER_NS, p->tx_bytes, port_queue_bytes(p),
+                     n->port_rate_code[p - n->ports], n->sc->hpcc.int_multi);
+    }
     sampler_queue_changed(n, p);
     return i;
 }

@@ -444,7 +444,9 @@ static void pcap_tap(struct net *n, void *tap, const struct packet *p, uint32_t 
 {
     struct frame_ctx ctx = { .pfc_port = (uint16_t)sender_local };
     if (p->kind == PKT_DATA)
-        ctx.msg_bytes = schedule_get(n->sched, p->transfer)->bytes;
+        ctx.msg_bytes = xfer_bytes(n, p->transfer); /* a part's, when split over QPs */
+    if (n->intd && p->kind != PKT_CNP && p->kind != PKT_PFC)
+        ctx.intd = &n->intd[p - n->pool];
     pcap_writer_packet(tap, n->eng.now, p, &ctx);
 }
 
@@ -598,6 +600,12 @@ int run_scenario(const struct run_options *o)
                                                           fig.nxfers - fig.done, fig.nxfers,
                                                           units_format_time(sc->stop, s, sizeof s)));
     }
+    if (sc->cc == CC_HPCC && sc->lb != LB_ECMP)
+        g_ptr_array_add(fig.warnings,
+                        g_strdup_printf("cc = hpcc with load_balance = %s: HPCC compares each hop's INT record with the "
+                                        "previous ACK's record of the same hop, which assumes one path per QP; packets "
+                                        "that change path mix the counters of different ports",
+                                        sc->lb == LB_FLOWLET ? "flowlet" : sc->lb == LB_SPRAY ? "spray" : "adaptive"));
     if (n->st.drops_lossless)
         g_ptr_array_add(fig.warnings,
                         g_strdup_printf("%" G_GUINT64_FORMAT " packets dropped on a lossless priority: "

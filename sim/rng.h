@@ -17,6 +17,7 @@ static inline double rng_uniform(struct rng *r) { return (double)(rng_next(r) >>
 uint64_t rng_below(struct rng *r, uint64_t n);
 
 /* Stable stream ids for components. */
-enum { RNG_STREAM_SWITCH = 1u << 20, RNG_STREAM_WORKLOAD = 2u << 20, RNG_STREAM_NIC = 3u << 20 };
+enum { RNG_STREAM_SWITCH = 1u << 20, RNG_STREAM_WORKLOAD = 2u << 20, RNG_STREAM_NIC = 3u << 20,
+       RNG_STREAM_LB = 4u << 20 };
 
 #endif

@@ -63,7 +63,7 @@ static const struct keydef keys[] = {
     { "switch", "route_convergence", K_TIME, F(route_convergence), "600ms", NULL, 0, 0, 0 },
 
     { "nic", "mtu", K_UINT, F(mtu), "4096", NULL, 256, 4096, 4 },
-    { "nic", "cc", K_ENUM, F(cc), "dcqcn", "none|dcqcn|dctcp|timely", 0, 0, 0 },
+    { "nic", "cc", K_ENUM, F(cc), "dcqcn", "none|dcqcn|dctcp|timely|hpcc", 0, 0, 0 },
     { "nic", "cc_preset", K_STR, F(cc_preset), "connectx", NULL, 0, 0, 0 },
     { "nic", "ack_every", K_UINT, F(ack_every), "4", NULL, 1, 65535, 4 },
     /* local ACK timeout 4.096us x 2^14, the perftest/rc_pingpong default QP timeout */
@@ -112,6 +112,28 @@ static const struct keydef keys[] = {
     { "timely", "rate_ai", K_RATE, F(timely.rate_ai), NULL, NULL, 0, 0, 0 },
     { "timely", "rate_hai", K_RATE, F(timely.rate_hai), NULL, NULL, 0, 0, 0 },
     { "timely", "min_rate", K_RATE, F(timely.min_rate), "100Mbps", NULL, 0, 0, 0 },
+
+    /* HPCC: the values HPCC ns-3's run.py passes for "hp" (models.md 6.1); rate_ai and
+     * int_multi scale with the host rate as run.py does (derived when absent) */
+    { "hpcc", "eta", K_DOUBLE, F(hpcc.eta), "0.95", NULL, 0.01, 1, 0 },
+    { "hpcc", "max_stage", K_UINT, F(hpcc.max_stage), "0", NULL, 0, 1000, 4 },
+    { "hpcc", "rate_ai", K_RATE, F(hpcc.rate_ai), NULL, NULL, 0, 0, 0 },
+    { "hpcc", "min_rate", K_RATE, F(hpcc.min_rate), "1Gbps", NULL, 0, 0, 0 },
+    { "hpcc", "fast_react", K_BOOL, F(hpcc.fast_react), "on", NULL, 0, 0, 0 },
+    { "hpcc", "var_win", K_BOOL, F(hpcc.var_win), "on", NULL, 0, 0, 0 },
+    { "hpcc", "int_multi", K_UINT, F(hpcc.int_multi), NULL, NULL, 1, 1024, 4 },
+    { "hpcc", "base_rtt", K_TIME, F(hpcc.base_rtt), "0s", NULL, 0, 0, 0 },
+    { "hpcc", "window", K_SIZE, F(hpcc.window), "0B", NULL, 0, 0, 0 },
+    { "hpcc", "global_t", K_BOOL, F(hpcc.global_t), "on", NULL, 0, 0, 0 },
+
+    /* Load balancing: the defaults are ECMP per QP and go-back-N, as before */
+    { "switch", "load_balance", K_ENUM, F(lb), "ecmp", "ecmp|flowlet|spray|adaptive", 0, 0, 0 },
+    { "switch", "flowlet_gap", K_TIME, F(flowlet_gap), "20us", NULL, 0, 0, 0 },
+    { "nic", "receiver", K_ENUM, F(rx_order), "go-back-n", "go-back-n|ooo-place", 0, 0, 0 },
+    /* NCCL's multi-QP connections (net_ib.cc): QPs per connection, and whether each message is
+     * split over all of them (on) or the messages take them in turn (off, NCCL's default) */
+    { "nic", "qps_per_connection", K_UINT, F(qps_per_connection), "1", NULL, 1, 128, 4 },
+    { "nic", "split_data_on_qps", K_BOOL, F(split_data_on_qps), "off", NULL, 0, 0, 0 },
 
     { "output", "dir", K_STR, F(out_dir), "", NULL, 0, 0, 0 },
     { "output", "queue_sample", K_TIME, F(queue_sample), "1us", NULL, 0, 0, 0 },
@@ -694,6 +716,25 @@ static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
         s->timely.rate_ai = 10000000ULL * (s->host_rate / 10000000000ULL ? s->host_rate / 10000000000ULL : 1);
     if (!g_key_file_has_key(kf, "timely", "rate_hai", NULL))
         s->timely.rate_hai = 5 * s->timely.rate_ai;
+    /* HPCC's run.py: RATE_AI = 10 Mb/s x BW/25G, INT_MULTI = BW/25G */
+    if (!g_key_file_has_key(kf, "hpcc", "rate_ai", NULL))
+        s->hpcc.rate_ai = (uint64_t)((unsigned __int128)10000000u * s->host_rate / 25000000000ULL);
+    if (!g_key_file_has_key(kf, "hpcc", "int_multi", NULL))
+        s->hpcc.int_multi = s->host_rate / 25000000000ULL ? (uint32_t)(s->host_rate / 25000000000ULL) : 1;
+    /* HPCC reacts to the INT of every packet and its window can be smaller than a few packets:
+     * it needs an ACK per packet (L2_ACK_INTERVAL 1), or a small window waits for a timeout */
+    if (s->cc == CC_HPCC) {
+        if (!g_key_file_has_key(kf, "nic", "ack_every", NULL)) {
+            s->ack_every = 1;
+        } else if (s->ack_every != 1) {
+            char *v = g_strdup_printf("%u", s->ack_every);
+            scenario_key_error(err, s, "nic", "ack_every", v,
+                               "cc = hpcc needs an ACK per packet (its INT feedback, HPCC ns-3 L2_ACK_INTERVAL 1): "
+                               "expected 1");
+            g_free(v);
+            return FALSE;
+        }
+    }
     /* 128-bit products: 100 KB x rate overflows 64 bits above 184 Tb/s */
     if (!g_key_file_has_key(kf, "switch", "ecn_kmin", NULL))
         s->ecn_kmin = (uint64_t)((unsigned __int128)100000u * s->host_rate / 25000000000ULL);
@@ -1026,7 +1067,7 @@ struct scenario *scenario_load(const char *path, const char *const *sets, GError
         if (!section_known(grp)) {
             g_set_error(err, SCENARIO_ERROR, 1,
                         "%s: [%s]: unknown section: expected scenario, topology, switch, nic, dcqcn, "
-                        "dctcp, timely, output, workload NAME, fault NAME or sweep", path, grp);
+                        "dctcp, timely, hpcc, output, workload NAME, fault NAME or sweep", path, grp);
             ok = FALSE;
             break;
         }

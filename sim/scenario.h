@@ -11,7 +11,13 @@
 GQuark scenario_error_quark(void);
 
 enum topo_kind { TOPO_LEAF_SPINE = 0, TOPO_EDGES };
-enum cc_kind { CC_NONE = 0, CC_DCQCN, CC_DCTCP, CC_TIMELY };
+enum cc_kind { CC_NONE = 0, CC_DCQCN, CC_DCTCP, CC_TIMELY, CC_HPCC };
+/* How a switch picks among equal-cost next hops: per flow (hash of the 5-tuple), per flowlet
+ * (a new pick after an idle gap), per packet at random, or per packet to the emptiest egress. */
+enum lb_kind { LB_ECMP = 0, LB_FLOWLET, LB_SPRAY, LB_ADAPTIVE };
+/* What an RC responder does with a packet past its expected PSN: NAK and discard (go-back-N,
+ * ordinary RC NICs) or place it and acknowledge cumulatively (NICs with adaptive-routing support). */
+enum rx_order { RX_GO_BACK_N = 0, RX_OOO_PLACE };
 enum ecn_mark_at { MARK_DEQUEUE = 0, MARK_ENQUEUE };
 /* gated: ConnectX firmware (periodic alpha, gated decrease); paper: SIGCOMM 2015 (each CNP cuts);
  * hpcc: HPCC ns-3's Mellanox model (RdmaHw::*Mlx), see models/cc_dcqcn.c */
@@ -57,6 +63,19 @@ struct timely_params {
     double alpha, beta;              /* RTT-difference EWMA weight, decrease factor */
     simtime_t t_low, t_high, min_rtt;
     uint64_t rate_ai, rate_hai, min_rate;
+};
+
+/* HPCC (models.md 6.1): the HPCC ns-3 run.py values, see models/cc_hpcc.c */
+struct hpcc_params {
+    double eta;                      /* target utilisation U_TARGET */
+    uint32_t max_stage;              /* MI_THRESH: additive steps before a multiplicative one */
+    uint64_t rate_ai, min_rate;      /* W_AI as a rate; R_min */
+    bool fast_react;                 /* per-ACK updates between the per-RTT ones */
+    bool var_win;                    /* window = W x R / R_max */
+    uint32_t int_multi;              /* INT byte/qlen unit multiplier */
+    simtime_t base_rtt;              /* T; 0 = the fabric's longest base RTT */
+    uint64_t window;                 /* W in bytes; 0 = T x host rate */
+    bool global_t;                   /* one T and W for every QP (the fabric's largest) */
 };
 
 struct hostlist {
@@ -121,6 +140,13 @@ struct scenario {
     struct dcqcn_params dcqcn;
     struct dctcp_params dctcp;
     struct timely_params timely;
+    struct hpcc_params hpcc;
+    /* load balancing ([switch] load_balance, flowlet_gap; [nic] receiver) */
+    enum lb_kind lb;
+    simtime_t flowlet_gap;
+    enum rx_order rx_order;
+    uint32_t qps_per_connection;   /* NCCL_IB_QPS_PER_CONNECTION */
+    bool split_data_on_qps;        /* NCCL_IB_SPLIT_DATA_ON_QPS */
     /* workloads and faults, in file order */
     GPtrArray *workloads;  /* struct named_section* */
     GPtrArray *faults;

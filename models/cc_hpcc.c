@@ -1,0 +1,164 @@
+/* HPCC (Li et al., SIGCOMM 2019) as HPCC ns-3 implements it (CC_MODE 3, single rate):
+ * simulation/src/point-to-point/model/rdma-hw.cc, RdmaHw::HandleAckHp, UpdateRateHp and
+ * FastReactHp; the window rule of rdma-queue-pair.cc GetWin (VAR_WIN). See
+ * shared/reference/models.md 6.1.
+ *
+ * Every ACK echoes the INT stack its data packet collected. Per hop i, against the previous
+ * ACK's record of that hop:
+ *     tau = dts,  txRate = 8 dbytes / tau,
+ *     u_i = txRate / B_i + min(qlen_i, qlen_i,prev) x R_max / (B_i x W)
+ * U = max_i u_i (with that hop's tau, at most T), and the EWMA u <- (u (T - tau) + U tau) / T.
+ * With c = u / eta: if c >= 1 or incStage >= maxStage, R = R_c / c + R_AI (incStage = 0), else
+ * R = R_c + R_AI (incStage + 1); R is clamped to [R_min, R_max] and applied at once. Only the
+ * first ACK past lastUpdateSeq (one per RTT) commits R_c = R and the stage and moves
+ * lastUpdateSeq to snd_nxt; the other ACKs react from the committed R_c (FAST_REACT). The
+ * very first ACK only stores the INT. The window is W x R / R_max (at least 1 byte).
+ *
+ * One guard ns-3 lacks: a hop whose timestamp did not move (tau = 0, which ns-3 turns into
+ * an infinite rate) is left out of that ACK. MULTI_RATE (per-hop rates) and SAMPLE_FEEDBACK
+ * are off in run.py and not modelled. */
+#include <math.h>
+#include "models/cc.h"
+
+/* third.cc: a path's base RTT is 2 x its one-way propagation + the serialisation of one MTU
+ * payload on each of its hops; its window the BDP at the path's slowest rate. `hops` is 2
+ * (hosts under one leaf) or 4 (across the spines). */
+static void path_rtt(const struct scenario *s, int hops, simtime_t *T, uint64_t *W)
+{
+    uint64_t bw = s->host_rate;
+    simtime_t prop = 2 * s->host_link_delay, tx = 2 * serialisation_ps(s->mtu, s->host_rate);
+    if (hops == 4) {
+        prop += 2 * s->link_delay;
+        tx += 2 * serialisation_ps(s->mtu, s->fabric_rate);
+        if (s->fabric_rate < bw)
+            bw = s->fabric_rate;
+    }
+    *T = s->hpcc.base_rtt ? s->hpcc.base_rtt : 2 * prop + tx;
+    *W = s->hpcc.window ? s->hpcc.window : (uint64_t)((double)*T * (double)bw / 8e12);
+    if (*W == 0)
+        *W = 1;
+}
+
+bool hpcc_fabric_rtt(const struct scenario *s, simtime_t *T, uint64_t *W, const char **why)
+{
+    /* GLOBAL_T 1 (run.py): every QP uses the fabric's largest base RTT and BDP */
+    if (!s->hpcc.base_rtt && s->topo != TOPO_LEAF_SPINE) {
+        *why = "[hpcc] base_rtt must be set when the topology comes from a file";
+        return false;
+    }
+    path_rtt(s, s->leaves > 1 && s->spines > 0 ? 4 : 2, T, W);
+    return true;
+}
+
+void hpcc_use_path(struct cc_flow *f, const struct scenario *s, uint32_t src, uint32_t dst)
+{
+    if (s->hpcc.global_t || s->topo != TOPO_LEAF_SPINE)
+        return;
+    simtime_t T;
+    uint64_t W;
+    path_rtt(s, src / s->hosts_per_leaf == dst / s->hosts_per_leaf ? 2 : 4, &T, &W);
+    f->u.h.base_rtt_ns = (double)T / PS_PER_NS;
+    f->u.h.win_max = W;
+    f->win = W; /* at line rate, as a new QP starts */
+}
+
+static void set_window(struct cc_flow *f)
+{
+    const struct hpcc_state *h = &f->u.h;
+    if (!f->sc->hpcc.var_win) {
+        f->win = h->win_max;
+        return;
+    }
+    /* integer bit rates, as ns-3's DataRate */
+    unsigned __int128 w = (unsigned __int128)h->win_max * (uint64_t)f->rate / (uint64_t)f->line;
+    f->win = w ? (uint64_t)w : 1;
+}
+
+static void hpcc_init(struct cc_flow *f, const struct scenario *s, double line, simtime_t now)
+{
+    (void)now;
+    f->sc = s;
+    f->line = line;
+    f->rate = line;
+    f->u.h = (struct hpcc_state){ .u = 1, .cur_rate = line };
+    simtime_t T = 1;
+    uint64_t W = 1;
+    const char *why = NULL;
+    if (hpcc_fabric_rtt(s, &T, &W, &why)) { /* net_build has reported the failure otherwise */
+        f->u.h.base_rtt_ns = (double)T / PS_PER_NS;
+        f->u.h.win_max = W;
+    }
+    set_window(f);
+}
+
+/* UpdateRateHp(fast_react) for one ACK. */
+static void update_rate(struct cc_flow *f, const struct cc_ack *a, bool fast)
+{
+    struct hpcc_state *h = &f->u.h;
+    const struct hpcc_params *p = &f->sc->hpcc;
+    const struct int_stack *ih = a->intd;
+    uint32_t multi = p->int_multi;
+    if (h->last_update_seq == 0) { /* first RTT: keep the INT as the reference sample */
+        h->last_update_seq = a->snd_nxt;
+        for (uint32_t i = 0; i < ih->nhop && i < INT_MAX_HOP; i++)
+            h->hop[i] = ih->hop[i];
+        return;
+    }
+    if (ih->nhop <= INT_MAX_HOP) {
+        double U = 0, T = h->base_rtt_ns;
+        uint64_t dt = 0;
+        bool updated = false;
+        for (uint32_t i = 0; i < ih->nhop; i++) {
+            uint64_t tau = int_time_delta(ih->hop[i], h->hop[i]);
+            if (tau == 0)
+                continue;
+            double B = (double)int_hop_rate(ih->hop[i]);
+            double tx_rate = (double)int_bytes_delta(ih->hop[i], h->hop[i], multi) * 8 / (tau * 1e-9);
+            uint64_t q = int_hop_qlen(ih->hop[i], multi), q_prev = int_hop_qlen(h->hop[i], multi);
+            double u = tx_rate / B + (double)(q < q_prev ? q : q_prev) * f->line / B / (double)h->win_max;
+            if (u > U) {
+                U = u;
+                dt = tau;
+            }
+            h->hop[i] = ih->hop[i];
+            updated = true;
+        }
+        if (updated) {
+            double tau = (double)dt > T ? T : (double)dt;
+            h->u = (h->u * (T - tau) + U * tau) / T;
+            double c = h->u / p->eta, r;
+            uint32_t stage;
+            if (c >= 1 || h->inc_stage >= p->max_stage) {
+                r = h->cur_rate / c + (double)p->rate_ai;
+                stage = 0;
+            } else {
+                r = h->cur_rate + (double)p->rate_ai;
+                stage = h->inc_stage + 1;
+            }
+            r = fmax(r, (double)p->min_rate);
+            r = fmin(r, f->line);
+            f->rate = r;
+            set_window(f);
+            if (!fast) {
+                h->cur_rate = r;
+                h->inc_stage = stage;
+            }
+        }
+    }
+    if (!fast && a->snd_nxt > h->last_update_seq)
+        h->last_update_seq = a->snd_nxt;
+}
+
+static void hpcc_on_ack(struct cc_flow *f, simtime_t now, const struct cc_ack *a)
+{
+    (void)now;
+    if (!a->intd)
+        return; /* an ACK without telemetry (none in an HPCC run) */
+    if (a->ack_psn > f->u.h.last_update_seq)
+        update_rate(f, a, false);
+    else if (f->sc->hpcc.fast_react)
+        update_rate(f, a, true);
+}
+
+const struct cc_ops cc_hpcc_ops = { "hpcc", hpcc_init, cc_no_advance, cc_ignore_cnp, cc_ignore_send,
+                                    hpcc_on_ack, cc_never_changes, false };
