@@ -22,6 +22,7 @@ void schedule_free(struct schedule *s)
         g_free(j->name);
         g_free(j->op);
         g_free(j->algorithm);
+        g_free(j->defaults);
     }
     g_array_free(s->transfers, TRUE);
     g_array_free(s->deps, TRUE);
@@ -35,7 +36,7 @@ void schedule_free(struct schedule *s)
 uint32_t schedule_add_job(struct schedule *s, const char *name, const char *op,
                           const char *algorithm, uint32_t ranks)
 {
-    struct sched_job j = { g_strdup(name), g_strdup(op), g_strdup(algorithm ? algorithm : ""), ranks };
+    struct sched_job j = { g_strdup(name), g_strdup(op), g_strdup(algorithm ? algorithm : ""), ranks, NULL };
     g_array_append_val(s->jobs, j);
     return s->jobs->len - 1;
 }

@@ -36,6 +36,8 @@ struct sched_job {
     char *op;               /* "incast", "permutation", "flows", "allreduce", ... */
     char *algorithm;        /* "ring", "tree", ... or "" */
     uint32_t ranks;         /* number of participating hosts */
+    char *defaults;         /* "key = value" lines of the keys the scenario left to their
+                             * defaults, as the builder resolved them (rocesim check prints them) */
 };
 
 /* One collective instance: a job's iteration. Its transfers are [first, first+count). */

@@ -303,6 +303,29 @@ static gboolean build_collective(struct wl_ctx *c, GError **err)
         hostlist_clear(&ranks);
         goto cerr;
     }
+    if (ok) {
+        /* what the scenario left out, as resolved here */
+        GString *d = g_string_new(NULL);
+        char b[32];
+        if (!wl_get(c, "algorithm"))
+            g_string_append_printf(d, "algorithm = %s\n", collective_algo_name(spec.algorithm));
+        if (!wl_get(c, "chunk"))
+            g_string_append_printf(d, "chunk = %s%s\n", units_format_size(spec.chunk, b, sizeof b),
+                                   spec.algorithm == COLL_ALGO_TREE ? "   (NCCL's tree rule for this size)" : "");
+        if (!wl_get(c, "channels"))
+            g_string_append_printf(d, "channels = %u\n", spec.channels);
+        if (!wl_get(c, "iterations"))
+            g_string_append_printf(d, "iterations = %u\n", spec.iterations);
+        if (!wl_get(c, "compute"))
+            g_string_append_printf(d, "compute = %s\n", units_format_time(spec.compute, b, sizeof b));
+        if (spec.op == COLL_BROADCAST && !wl_get(c, "root"))
+            g_string_append_printf(d, "root = %u\n", spec.root);
+        if (spec.op == COLL_SENDRECV && !wl_get(c, "peer"))
+            g_string_append_printf(d, "peer = %u\n", spec.peer);
+        struct sched_job *j = &g_array_index(c->sched->jobs, struct sched_job, c->sched->jobs->len - 1);
+        g_free(j->defaults);
+        j->defaults = g_string_free(d, FALSE);
+    }
     hostlist_clear(&ranks);
     return ok;
 cerr:
@@ -407,6 +430,20 @@ struct schedule *workload_build_all(const struct scenario *sc, const struct topo
             } else {
                 ok = build_collective(&c, err); /* the scenario loader admits only known kinds */
             }
+        }
+        if (ok && sched->jobs->len) {
+            /* the keys every kind has */
+            struct sched_job *j = &g_array_index(sched->jobs, struct sched_job, sched->jobs->len - 1);
+            GString *d = g_string_new(NULL);
+            char b[32];
+            if (!wl_get(&c, "prio"))
+                g_string_append_printf(d, "prio = %u   ([nic] data_priority)\n", c.prio);
+            if (!wl_get(&c, "start"))
+                g_string_append_printf(d, "start = %s\n", units_format_time(c.start, b, sizeof b));
+            if (j->defaults)
+                g_string_append(d, j->defaults);
+            g_free(j->defaults);
+            j->defaults = g_string_free(d, FALSE);
         }
         g_ptr_array_add(names, c.w->name);
         g_array_free(c.after, TRUE);

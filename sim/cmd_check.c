@@ -111,6 +111,11 @@ int cmd_check(int argc, char **argv)
     }
     printf("# %s, as rocesim will run it (defaults filled in)\n\n", sc->path);
     print_expanded(sc->expanded);
+    for (guint j = 0; j < s->jobs->len; j++) {
+        const struct sched_job *job = &g_array_index(s->jobs, struct sched_job, j);
+        if (job->defaults && *job->defaults)
+            printf("# [workload %s]: defaults it takes\n%s\n", job->name, job->defaults);
+    }
 
     char a[32], b[32];
     uint32_t links = t->nports / 2;

@@ -388,6 +388,8 @@ static void test_check_prints_expanded(void)
          * BDP = 100 Gb/s x 8.06336 us / 8 = 100792 B */
         "longest_path = 4 links", "base_rtt = 8.06336us", "bdp = 100792B",
         "transfers = 3 (192KB in total)",
+        /* the workload's own defaults: prio from [nic] data_priority (3), start 0 */
+        "# [workload w]: defaults it takes\nprio = 3   ([nic] data_priority)\nstart = 0ps\n",
     };
     for (size_t i = 0; i < G_N_ELEMENTS(want); i++)
         if (!strstr(out, want[i])) {
