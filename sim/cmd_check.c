@@ -125,6 +125,10 @@ int cmd_check(int argc, char **argv)
     printf("links = %u\n", links);
     if (sc->topo == TOPO_LEAF_SPINE)
         printf("oversubscription = %.2f:1 (leaf downlink / uplink capacity)\n", t->oversubscription);
+    if (sc->host_rate_from_edges)
+        printf("host_rate = %s (from the edge list's host links%s; the rate-derived defaults use it)\n",
+               units_format_rate(sc->host_rate, a, sizeof a),
+               sc->host_rate_from_edges == 2 ? ", the fastest of several: set [topology] host_rate to choose" : "");
     /* PFC headroom per kind of port (hosts' links and the fabric's) */
     if (sc->pfc) {
         GHashTable *seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);

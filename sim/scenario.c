@@ -704,8 +704,55 @@ static char *path_component(const char *name)
     return g_string_free(g, FALSE);
 }
 
+/* The host link rate of an edge-list file: the fastest `link` with a host at one end. A light
+ * read for the rate-derived defaults (Kmin/Kmax, the presets' rate-scaled steps, BDP);
+ * models/topology.c parses and checks the file in full. FALSE when the file cannot tell. */
+static gboolean edge_host_rate(const struct scenario *s, uint64_t *rate, uint64_t *slowest)
+{
+    char *path = g_path_is_absolute(s->edges_file) ? g_strdup(s->edges_file)
+                                                   : g_build_filename(s->dir, s->edges_file, NULL);
+    char *text = NULL;
+    gboolean ok = g_file_get_contents(path, &text, NULL, NULL);
+    g_free(path);
+    if (!ok)
+        return FALSE;
+    GHashTable *hosts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    *rate = 0;
+    *slowest = UINT64_MAX;
+    char **lines = g_strsplit(text, "\n", -1);
+    for (char **l = lines; *l; l++) {
+        char **f = g_strsplit_set(g_strstrip(*l), " \t", -1);
+        char *w[5] = { NULL };
+        int n = 0;
+        for (char **x = f; *x && n < 5; x++)
+            if (**x)
+                w[n++] = *x;
+        uint64_t r;
+        if (n >= 2 && !strcmp(w[0], "host"))
+            g_hash_table_add(hosts, g_strdup(w[1]));
+        else if (n >= 4 && !strcmp(w[0], "link") &&
+                 (g_hash_table_contains(hosts, w[1]) || g_hash_table_contains(hosts, w[2])) &&
+                 units_parse_rate(w[3], &r, NULL) && r) {
+            *rate = MAX(*rate, r);
+            *slowest = MIN(*slowest, r);
+        }
+        g_strfreev(f);
+    }
+    g_strfreev(lines);
+    g_hash_table_unref(hosts);
+    g_free(text);
+    return *rate > 0;
+}
+
 static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
 {
+    /* an edge list's hosts run at the rate of their links, not at [topology] host_rate's default */
+    uint64_t er, slowest;
+    if (s->topo == TOPO_EDGES && *s->edges_file && !g_key_file_has_key(kf, "topology", "host_rate", NULL) &&
+        edge_host_rate(s, &er, &slowest)) {
+        s->host_rate = er;
+        s->host_rate_from_edges = slowest == er ? 1 : 2;
+    }
     if (!g_key_file_has_key(kf, "topology", "fabric_rate", NULL))
         s->fabric_rate = s->host_rate;
     if (!g_key_file_has_key(kf, "topology", "host_link_delay", NULL))

@@ -131,6 +131,7 @@ struct scenario {
     enum cc_kind cc;
     char *cc_preset;
     simtime_t route_convergence;     /* [switch]: until remote switches route around a failed link */
+    int host_rate_from_edges;        /* host_rate taken from an edge list: 1 all host links alike, 2 the fastest */
     uint32_t ack_every;
     simtime_t rto, nak_interval;
     uint8_t data_priority, cnp_priority, ack_priority;

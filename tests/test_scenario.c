@@ -419,6 +419,41 @@ static void test_check_prints_expanded(void)
     g_free(p);
 }
 
+/* An edge-list fabric's derived values come from its links: the 400G edge list of
+ * tests/scenarios/edges400 (no [topology] host_rate) gives the same host rate, ECN thresholds
+ * (100 KB x 400/25 = 1600 KB, 400 KB x 16 = 6400 KB), hpcc_ns3 steps (5 and 50 Mb/s x 16),
+ * headroom, base RTT and BDP as its leaf-spine twin, where 100 Gb/s (the host_rate default)
+ * would give 400 KB, 1600 KB and a quarter of the BDP. */
+static void test_edges_rates_from_links(void)
+{
+    const char *names[] = { "edges400/edges.ini", "edges400/leafspine.ini" };
+    char *out[2];
+    for (int i = 0; i < 2; i++) {
+        char *p = test_data_path(names[i]);
+        const char *args[] = { "check", p, NULL };
+        CU_ASSERT_EQUAL(test_rocesim(args, NULL, &out[i], NULL), 0);
+        g_free(p);
+    }
+    const char *same[] = { "host_rate = 400Gbps\n", "ecn_kmin = 1600KB\n", "ecn_kmax = 6250KiB\n", /* 6400 KB, printed as KiB */
+                           "rpg_ai_rate = 80Mbps\n", "rpg_hai_rate = 800Mbps\n", "bdp = ", "base_rtt = ",
+                           "headroom (400Gbps ports, 1us links) = " };
+    for (size_t k = 0; k < G_N_ELEMENTS(same); k++) {
+        const char *a = strstr(out[0] ? out[0] : "", same[k]), *b = strstr(out[1] ? out[1] : "", same[k]);
+        CU_ASSERT_PTR_NOT_NULL(a);
+        CU_ASSERT_PTR_NOT_NULL(b);
+        if (a && b) {
+            /* the rest of the line matches too */
+            char *la = g_strndup(a, strcspn(a, "\n")), *lb = g_strndup(b, strcspn(b, "\n"));
+            CU_ASSERT_STRING_EQUAL(la, lb);
+            g_free(la);
+            g_free(lb);
+        }
+    }
+    CU_ASSERT_PTR_NOT_NULL(strstr(out[0], "(from the edge list's host links"));
+    g_free(out[0]);
+    g_free(out[1]);
+}
+
 static CU_TestInfo tests[] = {
     { "defaults and derived values", test_defaults },
     { "derived values follow the host rate; [dcqcn] beats the preset", test_derived_scale_with_host_rate },
@@ -428,6 +463,7 @@ static CU_TestInfo tests[] = {
     { "binary file refused", test_binary_file },
     { "missing file refused", test_missing_file },
     { "rocesim check prints the expanded config", test_check_prints_expanded },
+    { "edge lists: derived values from the links' rates", test_edges_rates_from_links },
     CU_TEST_INFO_NULL,
 };
 
