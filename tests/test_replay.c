@@ -535,6 +535,70 @@ static void test_mpirun_incast(void) { replay_scenario("incast4", NULL, TRUE); }
 /* 2% of data packets lost on the way: NAKs and timeouts, go-back-N, everything lands */
 static void test_mpirun_drops_recovered(void) { replay_scenario("ring4", "--drop 0.02 --rto 20ms", FALSE); }
 
+/* The ranks read their NIC's DCQCN knobs (here a fixture tree given as --sysfs-net, the map
+ * naming netdev ens1 for every host): summary.json records them and the folder holds a
+ * scenario fragment per host that `rocesim check` accepts. */
+static void test_mpirun_knobs_fixture(void)
+{
+    if (!have_mpirun())
+        return;
+    char *dir = test_tmpdir();
+    const char *knobs[][2] = { { "rpg_ai_rate", "9" }, { "rpg_time_reset", "250" }, { "rpg_gd", "11" },
+                               { "clamp_tgt_rate", "1" } };
+    for (size_t i = 0; i < G_N_ELEMENTS(knobs); i++) {
+        char *d = g_build_filename(dir, "net/ens1/ecn/roce_rp", NULL);
+        g_mkdir_with_parents(d, 0755);
+        char *f = g_build_filename(d, knobs[i][0], NULL);
+        CU_ASSERT_FATAL(g_file_set_contents(f, knobs[i][1], -1, NULL));
+        g_free(f);
+        g_free(d);
+    }
+    GString *m = g_string_new(NULL);
+    for (int h = 0; h < 4; h++)
+        g_string_append_printf(m, "host %d localhost - ens1 127.0.0.%d 0\n", h, h + 1);
+    char *map = write_file(dir, "lab.map", m->str);
+    g_string_free(m, TRUE);
+    char *sched = write_file(dir, "s.sched", "# rocesim-schedule v1\n0 0 1 10000 3 0 0 - - - 0\n"
+                                             "1 2 3 10000 3 0 0 0 - - 0\n");
+    char *lab = g_build_filename(dir, "lab", NULL), *net = g_build_filename(dir, "net", NULL);
+    char *extra = g_strdup_printf("--hosts '%s' --sysfs-net '%s' --timeout 10s", map, net);
+    char *log = NULL;
+    int rc = mpirun_replay(sched, lab, extra, &log);
+    if (rc)
+        fprintf(stderr, "\n%s\n", log);
+    CU_ASSERT_EQUAL(rc, 0);
+    char *frag = NULL, *fp = g_build_filename(lab, "nic-knobs-host2.ini", NULL);
+    CU_ASSERT(g_file_get_contents(fp, &frag, NULL, NULL));
+    CU_ASSERT(frag && strstr(frag, "rpg_ai_rate = 9Mbps") && strstr(frag, "rpg_time_reset = 250us") &&
+              strstr(frag, "clamp_tgt_rate = on"));
+    char *sp = g_build_filename(lab, "summary.json", NULL), *sum = NULL;
+    CU_ASSERT(g_file_get_contents(sp, &sum, NULL, NULL) && strstr(sum, "\"layout\" : \"mlnx_ofed\""));
+    if (frag) {
+        char *ini = g_strconcat("[scenario]\nname = lab\n[topology]\nleaves = 1\nspines = 1\nhosts_per_leaf = 4\n"
+                                "[workload w]\nkind = incast\nsenders = 1\nreceiver = 0\nsize = 1MB\n", frag, NULL);
+        char *ip = write_file(dir, "lab.ini", ini);
+        const char *args[] = { "check", ip, NULL };
+        char *so = NULL;
+        CU_ASSERT_EQUAL(test_rocesim(args, NULL, &so, NULL), 0);
+        CU_ASSERT(so && strstr(so, "rpg_ai_rate = 9Mbps"));
+        g_free(so);
+        g_free(ip);
+        g_free(ini);
+    }
+    g_free(sum);
+    g_free(sp);
+    g_free(frag);
+    g_free(fp);
+    g_free(log);
+    g_free(extra);
+    test_rmtree(dir);
+    g_free(dir);
+    g_free(map);
+    g_free(sched);
+    g_free(lab);
+    g_free(net);
+}
+
 /* ---- failures: four ranks started by hand (the launcher's variables), one killed ---- */
 
 static GPid spawn_rank(const char *sched, const char *out, int rank, const char *extra, int *err_fd)
@@ -676,6 +740,7 @@ static CU_TestInfo tests[] = {
     { "mpirun -np 4: ring AllReduce", test_mpirun_ring_allreduce },
     { "mpirun -np 4: incast", test_mpirun_incast },
     { "mpirun -np 4: packet loss recovered", test_mpirun_drops_recovered },
+    { "mpirun -np 4: NIC knobs into summary.json and fragments", test_mpirun_knobs_fixture },
     { "a rank killed: the others stop, incomplete", test_rank_killed },
     { "a rank hung: timeout, incomplete", test_rank_hangs },
     { "a rank hung: retry exceeded, incomplete", test_rank_hangs_retry_exceeded },
