@@ -45,13 +45,13 @@ static gboolean parse(GBytes *b, struct parsed *p)
     if (n < sizeof *p->h)
         return FALSE;
     const struct replay_report_hdr *h = (const void *)d;
-    size_t rest = n - sizeof *h;
-    if (h->info_len > rest || (rest - h->info_len) % sizeof *p->rec)
+    size_t rest = n - sizeof *h, info = ((size_t)h->info_len + 7) / 8 * 8; /* padded */
+    if (info > rest || (rest - info) % sizeof *p->rec)
         return FALSE;
     p->h = h;
     p->info = h->info_len ? json_from_string_len((const char *)(d + sizeof *h), h->info_len) : NULL;
-    p->rec = (const void *)(d + sizeof *h + h->info_len);
-    p->nrec = (rest - h->info_len) / sizeof *p->rec;
+    p->rec = (const void *)(d + sizeof *h + info);
+    p->nrec = (rest - info) / sizeof *p->rec;
     return TRUE;
 }
 

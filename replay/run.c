@@ -299,6 +299,8 @@ static GBytes *make_report(struct rank_state *r, gboolean complete)
     g_byte_array_append(b, (const guint8 *)&h, sizeof h);
     g_byte_array_append(b, (const guint8 *)info, h.info_len);
     g_free(info);
+    static const guint8 zeros[8];
+    g_byte_array_append(b, zeros, (8 - h.info_len % 8) % 8); /* records stay 8-byte aligned */
     g_byte_array_append(b, r->report->data, r->report->len);
     return g_byte_array_free_to_bytes(b);
 }
@@ -383,7 +385,7 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
 
     /* the run */
     gboolean sent_done = FALSE, fin = FALSE, aborting = FALSE;
-    int64_t grace_until = INT64_MAX;
+    int64_t grace_until = INT64_MAX, last_scan = 0;
     reports = g_new0(GBytes *, size);
     int ndone = 0;
     char *final_reason = NULL;
@@ -397,8 +399,11 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
         r.x->ops->service(r.x->impl, now);
         if (!aborting && c->stop && *c->stop)
             stop_with(&r, g_strdup_printf("rank %u: stopped by a signal", r.me));
-        if (!aborting && !r.abort_reason && now > r.local_t0)
+        /* the scan is O(transfers): every 10 ms is soon enough for a timeout in seconds */
+        if (!aborting && !r.abort_reason && now > r.local_t0 && now - last_scan >= 10000000) {
+            last_scan = now;
             r.abort_reason = late_transfer(&r, now);
+        }
         struct ctrl_msg m;
         while (ctrl_next(r.ctrl, &m)) {
             if (m.ev == CTRL_ABORT && !r.abort_reason) {
