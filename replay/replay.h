@@ -42,6 +42,8 @@ struct replay_config {
     const void *ideal_ctx;
     const char *out_dir;              /* written by rank 0 */
     const char *transport;            /* "udp" */
+    const char *netdev;               /* this rank's netdev from the map (NULL, "-", "lo": none) */
+    const char *net_root, *debugfs_root; /* sysfs roots (NULL: /sys/class/net, /sys/kernel/debug) */
     volatile int *stop;               /* set by a signal handler: stop as if timed out */
 };
 

@@ -25,19 +25,33 @@ static const char *const stat_names[] = {
 
 struct parsed {
     const struct replay_report_hdr *h;
+    JsonNode *info;     /* the rank's hostinfo object, or NULL */
     const struct replay_record *rec;
     size_t nrec;
 };
+
+static JsonNode *json_from_string_len(const char *t, size_t n)
+{
+    char *z = g_strndup(t, n);
+    JsonNode *node = json_from_string(z, NULL);
+    g_free(z);
+    return node && JSON_NODE_HOLDS_OBJECT(node) ? node : (node ? (json_node_unref(node), NULL) : NULL);
+}
 
 static gboolean parse(GBytes *b, struct parsed *p)
 {
     gsize n;
     const uint8_t *d = g_bytes_get_data(b, &n);
-    if (n < sizeof *p->h || (n - sizeof *p->h) % sizeof *p->rec)
+    if (n < sizeof *p->h)
         return FALSE;
-    p->h = (const void *)d;
-    p->rec = (const void *)(d + sizeof *p->h);
-    p->nrec = (n - sizeof *p->h) / sizeof *p->rec;
+    const struct replay_report_hdr *h = (const void *)d;
+    size_t rest = n - sizeof *h, info = ((size_t)h->info_len + 7) / 8 * 8; /* padded */
+    if (info > rest || (rest - info) % sizeof *p->rec)
+        return FALSE;
+    p->h = h;
+    p->info = h->info_len ? json_from_string_len((const char *)(d + sizeof *h), h->info_len) : NULL;
+    p->rec = (const void *)(d + sizeof *h + info);
+    p->nrec = (rest - info) / sizeof *p->rec;
     return TRUE;
 }
 
@@ -133,6 +147,14 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
             for (size_t i = 0; i < G_N_ELEMENTS(stat_names); i++)
                 fprintf(f, "%" G_GUINT64_FORMAT ",host%d,0,%s,%" G_GUINT64_FORMAT "\n", end_ns, r,
                         stat_names[i], v[i]);
+            /* the NIC's own statistics (ethtool -S), as deltas over the run */
+            JsonObject *io = pr[r].info ? json_node_get_object(pr[r].info) : NULL;
+            JsonObject *cn = io && json_object_has_member(io, "counters") ? json_object_get_object_member(io, "counters") : NULL;
+            GList *names = cn ? json_object_get_members(cn) : NULL;
+            for (GList *l = names; l; l = l->next)
+                fprintf(f, "%" G_GUINT64_FORMAT ",host%d,0,%s,%" G_GINT64_FORMAT "\n", end_ns, r,
+                        (const char *)l->data, json_object_get_int_member(cn, l->data));
+            g_list_free(names);
         }
         ok = results_close(f, "counters.csv", err);
     }
@@ -182,6 +204,10 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
             }
             json_builder_set_member_name(b, "reported");
             json_builder_add_boolean_value(b, pr[r].h != NULL);
+            if (pr[r].info) {
+                json_builder_set_member_name(b, "nic");
+                json_builder_add_value(b, json_node_copy(pr[r].info));
+            }
             json_builder_end_object(b);
         }
         json_builder_end_array(b);
@@ -231,6 +257,17 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
         g_free(jp);
         g_free(text);
     }
+    /* the lab's DCQCN knobs as scenario fragments, one per host that has them */
+    for (int r = 0; ok && r < size; r++) {
+        JsonObject *io = pr[r].info ? json_node_get_object(pr[r].info) : NULL;
+        if (!io || !json_object_has_member(io, "scenario_fragment"))
+            continue;
+        char *name = g_strdup_printf("nic-knobs-host%d.ini", r);
+        char *fp = g_build_filename(rd.tmp, name, NULL);
+        ok = g_file_set_contents(fp, json_object_get_string_member(io, "scenario_fragment"), -1, err);
+        g_free(fp);
+        g_free(name);
+    }
     if (ok)
         ok = results_commit(&rd, err);
     else
@@ -244,6 +281,9 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
                c->out_dir);
     }
     run_figures_clear(&fig);
+    for (int r = 0; r < size; r++)
+        if (pr[r].info)
+            json_node_unref(pr[r].info);
     g_free(pr);
     g_free(o);
     g_free(landed);

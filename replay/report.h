@@ -20,6 +20,9 @@ struct replay_record {
 struct replay_report_hdr {
     uint32_t rank;
     uint32_t complete;  /* every obligation of the rank met */
+    uint32_t info_len;  /* bytes of hostinfo JSON right after the header, zero-padded to a
+                         * multiple of 8, then the records */
+    uint32_t pad;
     int64_t local_t0;   /* the rank's clock at schedule time 0 */
     struct xport_stats stats;
 };

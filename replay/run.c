@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <string.h>
 #include "replay/ctrl.h"
+#include "replay/hostinfo.h"
 #include "replay/report.h"
 #include "replay/udp.h"
 
@@ -41,6 +42,7 @@ struct rank_state {
     guint8 *finished;              /* finished here */
     guint8 *known_done;            /* finished here, or notified */
     guint8 *acked;                 /* sent from here and acknowledged */
+    struct hostinfo info;
 };
 
 static uint32_t finish_host(const struct transfer *t) { return t->bytes ? t->dst : t->src; }
@@ -283,15 +285,22 @@ static void teardown(struct rank_state *r)
     if (r->report)
         g_byte_array_unref(r->report);
     g_free(r->abort_reason);
+    hostinfo_clear(&r->info);
 }
 
 /* The rank's report: header then records. */
 static GBytes *make_report(struct rank_state *r, gboolean complete)
 {
-    struct replay_report_hdr h = { .rank = r->me, .complete = complete, .local_t0 = r->local_t0 };
+    char *info = hostinfo_end(&r->info);
+    struct replay_report_hdr h = { .rank = r->me, .complete = complete, .local_t0 = r->local_t0,
+                                   .info_len = (uint32_t)strlen(info) };
     r->x->ops->stats(r->x->impl, &h.stats);
     GByteArray *b = g_byte_array_new();
     g_byte_array_append(b, (const guint8 *)&h, sizeof h);
+    g_byte_array_append(b, (const guint8 *)info, h.info_len);
+    g_free(info);
+    static const guint8 zeros[8];
+    g_byte_array_append(b, zeros, (8 - h.info_len % 8) % 8); /* records stay 8-byte aligned */
     g_byte_array_append(b, r->report->data, r->report->len);
     return g_byte_array_free_to_bytes(b);
 }
@@ -366,6 +375,7 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
         g_bytes_unref(pl[k]);
     g_free(pl);
 
+    hostinfo_begin(&r.info, c->netdev, c->net_root, c->debugfs_root);
     for (uint32_t i = 0; i < r.n; i++) {
         const struct transfer *t = schedule_get(r.s, i);
         if (t->src == r.me && t->ndeps == 0)
@@ -375,7 +385,7 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
 
     /* the run */
     gboolean sent_done = FALSE, fin = FALSE, aborting = FALSE;
-    int64_t grace_until = INT64_MAX;
+    int64_t grace_until = INT64_MAX, last_scan = 0;
     reports = g_new0(GBytes *, size);
     int ndone = 0;
     char *final_reason = NULL;
@@ -389,8 +399,11 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
         r.x->ops->service(r.x->impl, now);
         if (!aborting && c->stop && *c->stop)
             stop_with(&r, g_strdup_printf("rank %u: stopped by a signal", r.me));
-        if (!aborting && !r.abort_reason && now > r.local_t0)
+        /* the scan is O(transfers): every 10 ms is soon enough for a timeout in seconds */
+        if (!aborting && !r.abort_reason && now > r.local_t0 && now - last_scan >= 10000000) {
+            last_scan = now;
             r.abort_reason = late_transfer(&r, now);
+        }
         struct ctrl_msg m;
         while (ctrl_next(r.ctrl, &m)) {
             if (m.ev == CTRL_ABORT && !r.abort_reason) {

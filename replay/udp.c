@@ -340,10 +340,15 @@ static int64_t host_of(const struct udp *u, struct in_addr a)
 
 static void run_receiver(struct udp *u, int64_t now)
 {
-    /* SO_TIMESTAMPNS stamps are CLOCK_REALTIME: map them onto the monotonic clock */
-    struct timespec rt;
+    /* SO_TIMESTAMPNS stamps are CLOCK_REALTIME: map them onto the monotonic clock with a pair
+     * of readings taken together (not `now`, which is older by however long this process
+     * was descheduled since: that would date arrivals too early) */
+    struct timespec rt, mt;
+    clock_gettime(CLOCK_MONOTONIC, &mt);
     clock_gettime(CLOCK_REALTIME, &rt);
-    int64_t mono_minus_real = now - ((int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec);
+    int64_t mono = (int64_t)mt.tv_sec * 1000000000 + mt.tv_nsec;
+    int64_t mono_minus_real = mono - ((int64_t)rt.tv_sec * 1000000000 + rt.tv_nsec);
+    now = MAX(now, mono);
     for (int n = 0; n < BUDGET; n++) {
         struct sockaddr_in from;
         char cbuf[CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(struct timespec)) + 64];

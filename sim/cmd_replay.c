@@ -59,7 +59,8 @@ static gboolean parse_time_opt(const char *opt, const char *v, int64_t *ns)
 int cmd_replay(int argc, char **argv)
 {
     char *hosts = NULL, *transport = NULL, *device = NULL, *gid = NULL, *scenario = NULL,
-         *timeout = NULL, *out = NULL, *rate = NULL, *rto = NULL, *ctrl_addr = NULL;
+         *timeout = NULL, *out = NULL, *rate = NULL, *rto = NULL, *ctrl_addr = NULL,
+         *sysfs_net = NULL, *debugfs = NULL;
     int udp_port = 4791, ctrl_port = 18515, mtu = 0, window = 64;
     double drop = 0;
     GOptionEntry entries[] = {
@@ -77,6 +78,8 @@ int cmd_replay(int argc, char **argv)
         { "drop", 0, 0, G_OPTION_ARG_DOUBLE, &drop, "udp fault injection: drop this fraction of data packets (0..0.5)", "P" },
         { "udp-port", 0, 0, G_OPTION_ARG_INT, &udp_port, "udp: port every host listens on (default 4791)", "PORT" },
         { "ctrl-port", 0, 0, G_OPTION_ARG_INT, &ctrl_port, "TCP port of rank 0's control plane (default 18515)", "PORT" },
+        { "sysfs-net", 0, 0, G_OPTION_ARG_FILENAME, &sysfs_net, "Where the netdevs' sysfs is (default /sys/class/net; for tests)", "DIR" },
+        { "debugfs", 0, 0, G_OPTION_ARG_FILENAME, &debugfs, "Where debugfs is (default /sys/kernel/debug; for tests)", "DIR" },
         { "ctrl-addr", 0, 0, G_OPTION_ARG_STRING, &ctrl_addr, "rank 0's control address (default: host 0's address in the map)", "IPV4" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
@@ -202,6 +205,7 @@ int cmd_replay(int argc, char **argv)
         .udp_port = (uint16_t)udp_port, .mtu = m, .rate_bps = rate_bps, .window = (uint32_t)window, .drop = drop,
         .rto_ns = rto_ns, .timeout_ns = timeout_ns, .start_delay_ns = 100000000,
         .ideal = ideal_ps, .ideal_ctx = &ic, .out_dir = out, .transport = tr, .stop = &stop_flag,
+        .netdev = map->h[ms.rank].netdev, .net_root = sysfs_net, .debugfs_root = debugfs,
     };
     struct sigaction sa = { .sa_handler = on_signal };
     sigaction(SIGINT, &sa, NULL);
@@ -232,5 +236,7 @@ done:
     g_free(rate);
     g_free(rto);
     g_free(ctrl_addr);
+    g_free(sysfs_net);
+    g_free(debugfs);
     return rc;
 }

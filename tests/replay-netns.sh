@@ -4,7 +4,7 @@
 # static ARP, addresses only inside the namespaces. Every rank runs in its host's namespace
 # with the launcher's variables set by hand (mpirun cannot place ranks in namespaces).
 #   replay-netns.sh ROCESIM SCHEDULE SCENARIO OUT FIFO_BYTES [extra replay options]
-# Exit: the status of rank 0 (2 when the namespaces cannot be made). Everything it creates is
+# Exit: the status of rank 0 (77 when the namespaces cannot be made). Everything it creates is
 # removed on exit, whatever happens.
 set -u
 ROCESIM=$1 SCHED=$2 SCEN=$3 OUT=$4 FIFO=$5
@@ -20,13 +20,13 @@ cleanup() {
     rm -rf "$WORK"
 }
 trap cleanup EXIT INT TERM
-ip netns add ${P}b || exit 2
-ip -n ${P}b link add br0 type bridge || exit 2
+ip netns add ${P}b || exit 77
+ip -n ${P}b link add br0 type bridge || exit 77
 ip -n ${P}b link set br0 up
 : > "$WORK/map"
 for i in 0 1 2 3; do
-    ip netns add ${P}h$i || exit 2
-    ip link add ${P}x$i netns ${P}h$i type veth peer name p$i netns ${P}b || exit 2
+    ip netns add ${P}h$i || exit 77
+    ip link add ${P}x$i netns ${P}h$i type veth peer name p$i netns ${P}b || exit 77
     ip -n ${P}h$i link set ${P}x$i name eth0
     ip -n ${P}h$i link set lo up
     ip -n ${P}h$i addr add 10.12.0.$((i + 1))/24 dev eth0
@@ -40,9 +40,9 @@ for i in 0 1 2 3; do
         set -- $pair "$@"
         ns=$1 dev=$2
         shift 2
-        ip netns exec $ns tc qdisc add dev $dev root handle 1: htb default 1 || exit 2
-        ip netns exec $ns tc class add dev $dev parent 1: classid 1:1 htb rate 1gbit ceil 1gbit || exit 2
-        ip netns exec $ns tc qdisc add dev $dev parent 1:1 handle 10: bfifo limit "$FIFO" || exit 2
+        ip netns exec $ns tc qdisc add dev $dev root handle 1: htb default 1 || exit 77
+        ip netns exec $ns tc class add dev $dev parent 1: classid 1:1 htb rate 1gbit ceil 1gbit || exit 77
+        ip netns exec $ns tc qdisc add dev $dev parent 1:1 handle 10: bfifo limit "$FIFO" || exit 77
     done
     echo "host $i ${P}h$i - eth0 10.12.0.$((i + 1)) 0" >> "$WORK/map"
 done
@@ -53,9 +53,13 @@ for i in 0 1 2 3; do
         [ $i = $j ] || ip -n ${P}h$j neigh add 10.12.0.$((i + 1)) lladdr "$mac" dev eth0 nud permanent
     done
 done
+PRIO="nice -n -10"
+chrt -f 1 true 2>/dev/null && PRIO="chrt -f 1"
 for i in 3 2 1 0; do
-    # ranks share two CPUs with everything else: a higher CFS weight keeps their wake-ups on time
-    ip netns exec ${P}h$i nice -n -10 env OMPI_COMM_WORLD_RANK=$i OMPI_COMM_WORLD_SIZE=4 \
+    # ranks share the CPUs with everything else (builds, fuzzers): a real-time priority keeps
+    # their wake-ups on time (the kernel's RT throttling still leaves 5% to the rest, and
+    # the ranks sleep between paced packets); nice -10 where chrt is refused
+    ip netns exec ${P}h$i $PRIO env OMPI_COMM_WORLD_RANK=$i OMPI_COMM_WORLD_SIZE=4 \
         timeout -k 5 90 "$ROCESIM" replay "$SCHED" --hosts "$WORK/map" --scenario "$SCEN" -o "$OUT" "$@" \
         > "$WORK/out$i" 2>&1 &
     echo $! > "$WORK/pid$i"

@@ -535,6 +535,132 @@ static void test_mpirun_incast(void) { replay_scenario("incast4", NULL, TRUE); }
 /* 2% of data packets lost on the way: NAKs and timeouts, go-back-N, everything lands */
 static void test_mpirun_drops_recovered(void) { replay_scenario("ring4", "--drop 0.02 --rto 20ms", FALSE); }
 
+/* The ranks read their NIC's DCQCN knobs (here a fixture tree given as --sysfs-net, the map
+ * naming netdev ens1 for every host): summary.json records them and the folder holds a
+ * scenario fragment per host that `rocesim check` accepts. */
+static void test_mpirun_knobs_fixture(void)
+{
+    if (!have_mpirun())
+        return;
+    char *dir = test_tmpdir();
+    const char *knobs[][2] = { { "rpg_ai_rate", "9" }, { "rpg_time_reset", "250" }, { "rpg_gd", "11" },
+                               { "clamp_tgt_rate", "1" } };
+    for (size_t i = 0; i < G_N_ELEMENTS(knobs); i++) {
+        char *d = g_build_filename(dir, "net/ens1/ecn/roce_rp", NULL);
+        g_mkdir_with_parents(d, 0755);
+        char *f = g_build_filename(d, knobs[i][0], NULL);
+        CU_ASSERT_FATAL(g_file_set_contents(f, knobs[i][1], -1, NULL));
+        g_free(f);
+        g_free(d);
+    }
+    GString *m = g_string_new(NULL);
+    for (int h = 0; h < 4; h++)
+        g_string_append_printf(m, "host %d localhost - ens1 127.0.0.%d 0\n", h, h + 1);
+    char *map = write_file(dir, "lab.map", m->str);
+    g_string_free(m, TRUE);
+    char *sched = write_file(dir, "s.sched", "# rocesim-schedule v1\n0 0 1 10000 3 0 0 - - - 0\n"
+                                             "1 2 3 10000 3 0 0 0 - - 0\n");
+    char *lab = g_build_filename(dir, "lab", NULL), *net = g_build_filename(dir, "net", NULL);
+    char *extra = g_strdup_printf("--hosts '%s' --sysfs-net '%s' --timeout 10s", map, net);
+    char *log = NULL;
+    int rc = mpirun_replay(sched, lab, extra, &log);
+    if (rc)
+        fprintf(stderr, "\n%s\n", log);
+    CU_ASSERT_EQUAL(rc, 0);
+    char *frag = NULL, *fp = g_build_filename(lab, "nic-knobs-host2.ini", NULL);
+    CU_ASSERT(g_file_get_contents(fp, &frag, NULL, NULL));
+    CU_ASSERT(frag && strstr(frag, "rpg_ai_rate = 9Mbps") && strstr(frag, "rpg_time_reset = 250us") &&
+              strstr(frag, "clamp_tgt_rate = on"));
+    char *sp = g_build_filename(lab, "summary.json", NULL), *sum = NULL;
+    CU_ASSERT(g_file_get_contents(sp, &sum, NULL, NULL) && strstr(sum, "\"layout\" : \"mlnx_ofed\""));
+    if (frag) {
+        char *ini = g_strconcat("[scenario]\nname = lab\n[topology]\nleaves = 1\nspines = 1\nhosts_per_leaf = 4\n"
+                                "[workload w]\nkind = incast\nsenders = 1\nreceiver = 0\nsize = 1MB\n", frag, NULL);
+        char *ip = write_file(dir, "lab.ini", ini);
+        const char *args[] = { "check", ip, NULL };
+        char *so = NULL;
+        CU_ASSERT_EQUAL(test_rocesim(args, NULL, &so, NULL), 0);
+        CU_ASSERT(so && strstr(so, "rpg_ai_rate = 9Mbps"));
+        g_free(so);
+        g_free(ip);
+        g_free(ini);
+    }
+    g_free(sum);
+    g_free(sp);
+    g_free(frag);
+    g_free(fp);
+    g_free(log);
+    g_free(extra);
+    test_rmtree(dir);
+    g_free(dir);
+    g_free(map);
+    g_free(sched);
+    g_free(lab);
+    g_free(net);
+}
+
+static simtime_t ideal_1ns_per_byte(const void *ctx, uint32_t a, uint32_t b, uint64_t bytes)
+{
+    (void)ctx;
+    (void)a;
+    (void)b;
+    return bytes * 1000; /* ps */
+}
+
+/* Rank 0's folder from hand-made reports: two hosts whose clocks differ by 500 ns. Schedule
+ * time 0 is local 1000 on rank 0 and 1500 on rank 1; transfer 0 (0 -> 1) starts at rank-0
+ * local 3000 (2000 ns) and lands at rank-1 local 8500 (7000 ns): FCT 5000 ns. Transfer 1 (1 -> 0)
+ * started (rank-1 local 9500: 8000 ns) but never landed: the run is incomplete. */
+static GBytes *hand_report(uint32_t rank, int64_t t0, const struct replay_record *rec, size_t n)
+{
+    struct replay_report_hdr h = { .rank = rank, .complete = 1, .local_t0 = t0 };
+    h.stats.rx_bytes = rank == 1 ? 4096 : 0;
+    GByteArray *b = g_byte_array_new();
+    g_byte_array_append(b, (const guint8 *)&h, sizeof h);
+    g_byte_array_append(b, (const guint8 *)rec, (guint)(n * sizeof *rec));
+    return g_byte_array_free_to_bytes(b);
+}
+
+static void test_results_time_base(void)
+{
+    char *dir = test_tmpdir();
+    char *sp = write_file(dir, "two.sched", "# rocesim-schedule v1\n0 0 1 4096 3 0 0 - - - 0\n1 1 0 4096 3 0 0 - - - 0\n");
+    GError *e = NULL;
+    struct schedule *s = schedule_read(sp, 0, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    struct replay_record r0[] = { { 0, REC_START, 3000, 0 } };
+    struct replay_record r1[] = { { 0, REC_END, 8500, 4096 }, { 1, REC_START, 9500, 0 } };
+    GBytes *reports[2] = { hand_report(0, 1000, r0, 1), hand_report(1, 1500, r1, 2) };
+    int64_t off[2] = { 0, 500 }, half[2] = { 0, 20 }, at[2] = { 0, 0 };
+    struct replay_clock k = { off, half, at, NULL, NULL, NULL };
+    struct in_addr addr[2] = { { htonl(0x7F000001) }, { htonl(0x7F000002) } };
+    char *out = g_build_filename(dir, "lab", NULL);
+    struct replay_config c = { .sched = s, .schedule_path = sp, .size = 2, .addr = addr, .mtu = 1024,
+                               .out_dir = out, .transport = "udp", .ideal = NULL };
+    /* the ideal: 1 ns a byte, 4096 ns, so the slowdown is 5000 / 4096 = 1.2207 */
+    c.ideal = ideal_1ns_per_byte;
+    CU_ASSERT_FATAL(replay_write_results(&c, reports, &k, FALSE, "rank 1: test", &e));
+    char *csv = NULL, *p = g_build_filename(out, "transfers.csv", NULL);
+    CU_ASSERT_FATAL(g_file_get_contents(p, &csv, NULL, NULL));
+    CU_ASSERT_PTR_NOT_NULL(strstr(csv, "\n0,0,1,4096,3,2000,7000,5000,4096,1.2207\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(csv, "\n1,1,0,4096,3,8000,,,4096,\n"));
+    char *st = summary_str(out, "replay", "status");
+    CU_ASSERT_STRING_EQUAL(st, "incomplete");
+    g_free(st);
+    CU_ASSERT_EQUAL(test_metric(out, "bytes_landed"), 4096);
+    CU_ASSERT_EQUAL(test_metric(out, "transfers_completed"), 1);
+    CU_ASSERT_EQUAL(summary_int(out, "replay", "clock_uncertainty_ns"), 20);
+    g_free(csv);
+    g_free(p);
+    g_bytes_unref(reports[0]);
+    g_bytes_unref(reports[1]);
+    schedule_free(s);
+    test_rmtree(dir);
+    g_free(out);
+    g_free(sp);
+    g_free(dir);
+}
+
 /* ---- failures: four ranks started by hand (the launcher's variables), one killed ---- */
 
 static GPid spawn_rank(const char *sched, const char *out, int rank, const char *extra, int *err_fd)
@@ -671,11 +797,13 @@ static CU_TestInfo tests[] = {
     { "verbs device selection (fake table)", test_verbs_open_fake },
     { "verbs QP attributes and preflight", test_verbs_plan },
     { "CQE ticks: wrap and host time", test_tick_clock },
+    { "results on one time base from hand-made reports", test_results_time_base },
     { "no RDMA device: exit 3, nothing written", test_no_device },
     { "bad input: exit 2 with the reason", test_bad_input },
     { "mpirun -np 4: ring AllReduce", test_mpirun_ring_allreduce },
     { "mpirun -np 4: incast", test_mpirun_incast },
     { "mpirun -np 4: packet loss recovered", test_mpirun_drops_recovered },
+    { "mpirun -np 4: NIC knobs into summary.json and fragments", test_mpirun_knobs_fixture },
     { "a rank killed: the others stop, incomplete", test_rank_killed },
     { "a rank hung: timeout, incomplete", test_rank_hangs },
     { "a rank hung: retry exceeded, incomplete", test_rank_hangs_retry_exceeded },
