@@ -946,17 +946,45 @@ static gboolean side_load(cmp_side *side, const char *first, char **more)
     return TRUE;
 }
 
+/* The capture points of a pcap-stats folder ("host0-0.pcap,leaf0-0.pcap"), or NULL for a
+ * simulated or replayed run. */
+static char *capture_files(const cmp_side *side)
+{
+    return metrics_summary_scenario(side->runs[0], "pcap-stats", "files");
+}
+
+/* What a capture measures of the flows it saw: compared against a run, only these are like
+ * with like (a capture sees no switch queues, and only the pauses of its own links). */
+static const char *const capture_metrics[] = { "transfers", "transfers_completed", "bytes", "completion_ns",
+                                               "fct_p50_ns", "fct_p99_ns", "fct_max_ns", "ecn_marked",
+                                               "cnp_sent", "retransmitted_packets", NULL };
+
+static gboolean is_capture_metric(const char *key)
+{
+    for (const char *const *m = capture_metrics; *m; m++)
+        if (!strcmp(*m, key))
+            return TRUE;
+    return FALSE;
+}
+
 static GPtrArray *build_rows(const cmp_rules *ru, const cmp_side *a, const cmp_side *b, match_count *jobs,
-                             match_count *ports)
+                             match_count *ports, gboolean capture)
 {
     GPtrArray *rows = g_ptr_array_new_with_free_func((GDestroyNotify)row_free);
     GPtrArray *mkeys = numeric_keys(a->runs[0]->metrics, b->runs[0]->metrics, NULL);
-    for (guint i = 0; i < mkeys->len; i++)
-        if (!g_str_has_prefix(g_ptr_array_index(mkeys, i), "jobs.")) /* the jobs rows below have them */
-            add_metric_row(rows, ru, g_ptr_array_index(mkeys, i), a, b);
+    for (guint i = 0; i < mkeys->len; i++) {
+        const char *k = g_ptr_array_index(mkeys, i);
+        if (g_str_has_prefix(k, "jobs.")) /* the jobs rows below have them */
+            continue;
+        if (capture && !is_capture_metric(k))
+            continue;
+        add_metric_row(rows, ru, k, a, b);
+    }
     g_ptr_array_free(mkeys, TRUE);
-    compare_arrays(rows, ru, a, b, FALSE, jobs);
-    compare_arrays(rows, ru, a, b, TRUE, ports);
+    if (!capture) {
+        compare_arrays(rows, ru, a, b, FALSE, jobs);
+        compare_arrays(rows, ru, a, b, TRUE, ports);
+    }
     return rows;
 }
 
@@ -1173,7 +1201,9 @@ int cmd_compare(int argc, char **argv)
         goto out;
 
     match_count jobs = { 0, 0, 0 }, ports = { 0, 0, 0 };
-    rows = build_rows(&ru, &sa, &sb, &jobs, &ports);
+    char *cap_a = capture_files(&sa), *cap_b = capture_files(&sb);
+    gboolean capture = (cap_a != NULL) != (cap_b != NULL);
+    rows = build_rows(&ru, &sa, &sb, &jobs, &ports, capture);
     guint compared = 0, nout = 0, noise = 0, one_sided = 0;
     for (guint i = 0; i < rows->len; i++) {
         cmp_row *r = g_ptr_array_index(rows, i);
@@ -1191,7 +1221,14 @@ int cmd_compare(int argc, char **argv)
     printf(")\nB: %s", db);
     if (sb.n > 1)
         printf(" (%u replicates)", sb.n);
-    printf("\ntolerance %.4g%% of A; floors: %s\n\n", ru.tolerance * 100, ftext);
+    printf("\ntolerance %.4g%% of A; floors: %s\n", ru.tolerance * 100, ftext);
+    if (capture)
+        printf("%s is a capture (%s): comparing what it measures of the flows it saw (transfers, bytes, FCT, "
+               "ECN marks, CNPs, retransmissions); queues, drops and fabric-wide pauses are not in a capture\n",
+               cap_a ? "A" : "B", cap_a ? cap_a : cap_b);
+    printf("\n");
+    g_free(cap_a);
+    g_free(cap_b);
     print_table(rows);
     if (jobs.only_a || jobs.only_b || ports.only_a || ports.only_b)
         printf("not matched: %u jobs only in A, %u only in B; %u ports only in A, %u only in B\n",
