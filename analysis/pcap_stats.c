@@ -57,7 +57,7 @@
 #include "analysis/frames.h"
 #include "analysis/metrics.h"
 #include "analysis/pcap.h"
-#include "sim/commands.h"
+#include "analysis/pcap_stats.h"
 #include "sim/units.h"
 
 #ifndef ROCESIM_VERSION
@@ -1133,33 +1133,11 @@ static bool survey(struct stats *s, GError **err)
     return true;
 }
 
-int cmd_pcap_stats(int argc, char **argv)
+enum pcap_stats_outcome pcap_stats_run(const struct pcap_stats_opts *o)
 {
-    char *out = NULL, *interval_arg = NULL, *rate_arg = NULL;
-    char **files = NULL;
-    gboolean absolute = FALSE;
-    GOptionEntry entries[] = {
-        { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out,
-          "results folder to write (default: FIRST_FILE.stats)", "DIR" },
-        { "interval", 0, 0, G_OPTION_ARG_STRING, &interval_arg,
-          "rate sampling interval for rates.csv (default 10us)", "TIME" },
-        { "link-rate", 0, 0, G_OPTION_ARG_STRING, &rate_arg,
-          "link rate that turns PFC quanta into time (default 100Gbps)", "RATE" },
-        { "absolute-time", 0, 0, G_OPTION_ARG_NONE, &absolute,
-          "keep the capture's timestamps instead of starting at its first packet", NULL },
-        { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "FILE..." },
-        { NULL, 0, 0, 0, NULL, NULL, NULL },
-    };
-    GOptionContext *oc = g_option_context_new("- RoCEv2 and PFC statistics from pcap captures");
-    g_option_context_add_main_entries(oc, entries, NULL);
-    g_option_context_set_description(
-        oc, "Writes rates.csv, counters.csv, pfc.csv, transfers.csv, flows.csv and summary.json\n"
-            "(docs/results-format.md). Each FILE is one capture point; its basename is the node.\n"
-            "Exit status 2 on a bad argument or an unreadable, foreign or corrupt capture,\n"
-            "1 when writing the results folder fails (disk full).");
-    char **args = g_new0(char *, (gsize)argc + 1);
-    for (int i = 0; i < argc; i++)
-        args[i] = g_strdup(argv[i]);
+    char **files = o->files;
+    char *out = g_strdup(o->out), *interval_arg = g_strdup(o->interval), *rate_arg = g_strdup(o->link_rate);
+    gboolean absolute = o->absolute_time;
     GError *err = NULL;
     int status = 2;
     char *tmp = NULL, *files_arg = NULL;
@@ -1168,15 +1146,6 @@ int cmd_pcap_stats(int argc, char **argv)
     uint64_t bps = 0;
     char *why = NULL;
 
-    if (!g_option_context_parse_strv(oc, &args, &err)) {
-        g_printerr("rocesim pcap-stats: %s\n", err->message);
-        goto done;
-    }
-    if (!files || !files[0]) {
-        g_printerr("rocesim pcap-stats: no capture files given (usage: rocesim pcap-stats "
-                   "FILE... [-o DIR] [--interval 10us] [--link-rate 100Gbps])\n");
-        goto done;
-    }
     if (!interval_arg)
         interval_arg = g_strdup("10us");
     if (!rate_arg)
@@ -1288,11 +1257,8 @@ done:
     g_free(why);
     g_free(files_arg);
     stats_free(&s);
-    g_strfreev(files);
     g_free(out);
     g_free(interval_arg);
     g_free(rate_arg);
-    g_strfreev(args);
-    g_option_context_free(oc);
-    return status;
+    return status == 0 ? PCAP_STATS_OK : status == 1 ? PCAP_STATS_WRITE_FAILED : PCAP_STATS_BAD_INPUT;
 }

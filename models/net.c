@@ -417,7 +417,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     n->topo = topo;
     n->sched = sched;
     n->cc = cc_ops_for(sc->cc);
-    engine_init(&n->eng, 1 << 16);
+    engine_init(&n->eng);
 
     n->pool_cap = 1 << 16;
     n->pool = g_new(struct packet, n->pool_cap);

@@ -757,7 +757,6 @@ static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
         s->fabric_rate = s->host_rate;
     if (!g_key_file_has_key(kf, "topology", "host_link_delay", NULL))
         s->host_link_delay = s->link_delay;
-    /* ECN defaults: the Alibaba production values of the HPCC paper, scaled by rate. */
     /* TIMELY's steps: 10 Mb/s per 10 Gb/s of host rate, hyper increase 5x that */
     if (!g_key_file_has_key(kf, "timely", "rate_ai", NULL))
         s->timely.rate_ai = 10000000ULL * (s->host_rate / 10000000000ULL ? s->host_rate / 10000000000ULL : 1);
@@ -782,7 +781,8 @@ static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
             return FALSE;
         }
     }
-    /* 128-bit products: 100 KB x rate overflows 64 bits above 184 Tb/s */
+    /* ECN defaults: the Alibaba production values of the HPCC paper, scaled by rate, in 128-bit
+     * products (100 KB x rate overflows 64 bits above 184 Tb/s) */
     if (!g_key_file_has_key(kf, "switch", "ecn_kmin", NULL))
         s->ecn_kmin = (uint64_t)((unsigned __int128)100000u * s->host_rate / 25000000000ULL);
     if (!g_key_file_has_key(kf, "switch", "ecn_kmax", NULL))

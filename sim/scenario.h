@@ -170,7 +170,6 @@ void scenario_free(struct scenario *s);
 gboolean hostlist_parse(const char *text, uint32_t nhosts, struct hostlist *out, char **why);
 void hostlist_clear(struct hostlist *h);
 
-static inline uint32_t scenario_hosts(const struct scenario *s) { return s->leaves * s->hosts_per_leaf; }
 
 /* Formats a scenario error for a key; used by models that validate their own sections. */
 void scenario_key_error(GError **err, const struct scenario *s, const char *section,

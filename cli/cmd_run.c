@@ -13,10 +13,10 @@
 #include "analysis/pcap.h"
 #include "analysis/plot.h"
 #include "analysis/report.h"
-#include "sim/commands.h"
+#include "cli/commands.h"
 #include "sim/interrupt.h"
 #include "sim/results.h"
-#include "sim/run.h"
+#include "cli/run.h"
 #include "sim/units.h"
 #include "sim/version.h"
 

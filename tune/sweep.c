@@ -1,6 +1,6 @@
 /* Parameter sweeps: grid, point names, process pool, resumability, sweep.csv (see sweep.h). */
 #define _GNU_SOURCE
-#include "sim/sweep.h"
+#include "tune/sweep.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
