@@ -698,9 +698,8 @@ fail:
         g_error_free(err);
     interrupt_release(); /* dies of a signal caught during the run, now that nothing is left */
 done:
-    g_ptr_array_unref(fig.warnings);
+    run_figures_clear(&fig);
     g_ptr_array_unref(captures);
-    g_free(fig.colls);
     g_free(outcomes);
     net_free(n);
     schedule_free(sched);
