@@ -277,6 +277,7 @@ static void build_ring(struct builder *b)
     uint32_t *last = g_new(uint32_t, n); /* final transfer on edge r->r+1 of the previous loop */
 
     for (uint32_t ch = 0; ch < nch; ch++) {
+        const uint32_t *o = sp->ring_order ? sp->ring_order + (size_t)ch * n : NULL;
         /* Segment 0 is the largest; its size on this channel sets the loop and slice counts,
          * so every segment has the same transfer structure and no transfer exceeds chunk. */
         uint64_t maxseg = part(part(b->size, n, 0), nch, ch);
@@ -301,7 +302,8 @@ static void build_ring(struct builder *b)
                             dep = last[pred]; /* NCCL: next loop after the final receive */
                             nd = 1;
                         }
-                        cur[r * K + j] = emit(b, r, (r + 1) % n, ch, bytes, &dep, nd);
+                        cur[r * K + j] = emit(b, o ? o[r] : r, o ? o[(r + 1) % n] : (r + 1) % n, ch, bytes,
+                                              &dep, nd);
                     }
                 }
                 uint32_t *t = prev;

@@ -117,6 +117,8 @@ struct collective_spec {
     simtime_t compute;              /* compute phase before every iteration */
     simtime_t start;                /* absolute time the job starts */
     uint8_t prio;                   /* 802.1p priority, 0..7 */
+    const uint32_t *ring_order;     /* ring: per channel, the nranks rank indices in ring order
+                                     * (channels x nranks), or NULL for 0..n-1 on every channel */
     const uint32_t *after;          /* transfers the first iteration waits for (may repeat) */
     uint32_t nafter;
 };

@@ -97,6 +97,7 @@ struct switch_rt {
     struct rng rng;
     struct mmu mmu;
     uint64_t drops;
+    bool no_ecn;               /* inside a server: NVLink and PCIe do not mark */
 };
 
 enum qp_state { QP_IDLE = 0, QP_READY, QP_PACED, QP_PARKED };

@@ -2,6 +2,7 @@
  * models/collective) NCCL-style collectives. Each workload is one job in the schedule. */
 #include "models/workload.h"
 #include "models/collective.h"
+#include "models/collective_hier.h"
 #include "models/schedule_io.h"
 #include <errno.h>
 #include <string.h>
@@ -43,6 +44,14 @@ static gboolean wl_size(const struct wl_ctx *c, const char *key, uint64_t *out, 
 static gboolean wl_hosts(const struct wl_ctx *c, const char *key, struct hostlist *out, GError **err)
 {
     char *why = NULL;
+    if (c->topo->servers) { /* ranks are GPUs: server:gpu lists */
+        out->ids = hier_parse_gpus(c->topo, wl_get(c, key), &out->n, &why);
+        if (out->ids)
+            return TRUE;
+        scenario_key_error(err, c->sc, c->group, key, wl_get(c, key), "%s", why);
+        g_free(why);
+        return FALSE;
+    }
     if (!hostlist_parse(wl_get(c, key), c->topo->nhosts, out, &why)) {
         scenario_key_error(err, c->sc, c->group, key, wl_get(c, key), "%s", why);
         g_free(why);
@@ -286,10 +295,20 @@ static gboolean build_collective(struct wl_ctx *c, GError **err)
     /* the tree shrinks its chunk for small sizes as NCCL does, unless the scenario sets one */
     if (ok && spec.algorithm == COLL_ALGO_TREE && !wl_get(c, "chunk"))
         spec.chunk = collective_tree_chunk(spec.size, spec.channels, spec.nranks);
+    /* GPUs of several servers: NCCL's rings, one channel per NIC unless `channels` says */
+    uint32_t *ring = NULL;
+    if (ok && c->topo->servers && hier_spans_servers(c->topo, ranks.ids, ranks.n)) {
+        if (!wl_get(c, "channels"))
+            spec.channels = c->topo->nics_per_server;
+        if (spec.algorithm == COLL_ALGO_RING)
+            spec.ring_order = ring = hier_ring_order(c->topo, ranks.ids, ranks.n, spec.channels);
+    }
     if (ok && !collective_build(c->sched, &spec, &e)) {
+        g_free(ring);
         hostlist_clear(&ranks);
         goto cerr;
     }
+    g_free(ring);
     hostlist_clear(&ranks);
     return ok;
 cerr:

@@ -1,0 +1,24 @@
+/* NCCL's collectives on multi-GPU servers: GPU ranks written server:gpu, and the rings NCCL
+ * builds over them (one channel per NIC, intra-server segments over NVLink, every
+ * inter-server hop on the channel's rail). */
+#ifndef ROCESIM_COLLECTIVE_HIER_H
+#define ROCESIM_COLLECTIVE_HIER_H
+#include <glib.h>
+#include <stdint.h>
+#include "models/topology.h"
+
+/* "0:0-7,1:0-3" or "0-3:0-7" (servers x GPUs), or plain host ids: GPU host ids in the given
+ * order, or NULL with *why saying what was expected. */
+uint32_t *hier_parse_gpus(const struct topology *t, const char *text, uint32_t *n, char **why);
+
+/* The ring of every channel (channels x n rank indices, g_free it): ranks grouped by server in
+ * order of first appearance, GPUs of a server in GPU order, rotated so that channel c enters
+ * every server at the GPU nearest NIC c mod nics (GPU c*gpus/nics), and leaves it from the
+ * GPU before that one; the routes carry that last hop to NIC c over NVLink or PCIe (PXN), so
+ * the channel's inter-server bytes stay on rail c. */
+uint32_t *hier_ring_order(const struct topology *t, const uint32_t *ranks, uint32_t n, uint32_t channels);
+
+/* TRUE when the ranks are GPUs of more than one server. */
+gboolean hier_spans_servers(const struct topology *t, const uint32_t *ranks, uint32_t n);
+
+#endif

@@ -1,0 +1,268 @@
+/* Clusters of multi-GPU servers: the inside of every server (models/server.h) and the
+ * wiring of their NICs, rail-optimised or a plain leaf-spine.
+ *
+ * rail-optimised: NIC r of every server of rail group k (servers k*G .. k*G+G-1, G =
+ * [cluster] rail_group) is on leaf "rail<r>.leaf<k>"; every leaf has an uplink to each of the
+ * [topology] spines. leaf-spine: the NIC ports, server by server, fill [topology]
+ * hosts_per_leaf ports per leaf.
+ *
+ * Routing: every switch forwards toward a GPU along the paths of least cost, a link costing
+ * the time to move 64 KiB over it plus its latency; equal-cost next hops form an ECMP set.
+ * From another server a GPU is reached only through its own NIC (NIC gpu * nics / gpus, the
+ * one on its PCIe switch), so traffic arrives on the GPU's rail; and in the sending server
+ * only the GPUs of that rail put it on PCIe: the others carry it over NVLink to such a GPU
+ * first (NCCL's PXN), never across the spines or to a neighbour's NIC. GPUs of one server
+ * talk over NVLink. */
+#include "models/topology.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "models/server.h"
+
+struct tb {
+    GArray *nodes, *links;
+};
+
+static uint32_t node(struct tb *b, enum node_kind kind, enum node_layer layer, uint32_t server, uint32_t unit,
+                     const char *fmt, ...) G_GNUC_PRINTF(6, 7);
+static uint32_t node(struct tb *b, enum node_kind kind, enum node_layer layer, uint32_t server, uint32_t unit,
+                     const char *fmt, ...)
+{
+    struct topo_node n = { .kind = kind, .layer = (uint8_t)layer, .server = server, .unit = unit };
+    n.tier = layer == LAYER_SPINE ? 2 : layer == LAYER_LEAF ? 1 : 0;
+    va_list ap;
+    va_start(ap, fmt);
+    g_vsnprintf(n.name, sizeof n.name, fmt, ap);
+    va_end(ap);
+    g_array_append_val(b->nodes, n);
+    return b->nodes->len - 1;
+}
+
+static void link(struct tb *b, uint32_t x, uint32_t y, uint64_t rate, simtime_t delay)
+{
+    struct topo_link l = { x, y, rate, delay };
+    g_array_append_val(b->links, l);
+}
+
+struct topology *topology_servers_build(const struct scenario *s, GError **err)
+{
+    struct server_desc sd;
+    struct cluster_desc cd;
+    if (!server_load(s, &sd, &cd, err))
+        return NULL;
+    if (s->topo == TOPO_EDGES) {
+        scenario_key_error(err, s, "topology", "kind", "edges",
+                           "servers ([server], [cluster]) are wired rail-optimised or leaf-spine");
+        server_desc_clear(&sd);
+        return NULL;
+    }
+    const uint32_t S = cd.servers, G = sd.gpus, N = sd.nics;
+    const bool rail = s->topo == TOPO_RAIL;
+    uint32_t groups = (S + cd.rail_group - 1) / cd.rail_group;
+    uint32_t nleaves = rail ? groups * N : (S * N + s->hosts_per_leaf - 1) / s->hosts_per_leaf;
+    uint32_t nspines = nleaves > 1 ? s->spines : 0;
+    /* rails of one group meet inside the servers (over NVLink), so they need no spine */
+    if ((rail ? groups : nleaves) > 1 && nspines == 0) {
+        scenario_key_error(err, s, "topology", "spines", "0", "%u leaves need at least one spine", nleaves);
+        server_desc_clear(&sd);
+        return NULL;
+    }
+    struct tb b = { g_array_new(FALSE, FALSE, sizeof(struct topo_node)),
+                    g_array_new(FALSE, FALSE, sizeof(struct topo_link)) };
+    for (uint32_t v = 0; v < S; v++)
+        for (uint32_t g = 0; g < G; g++)
+            node(&b, NODE_HOST, LAYER_GPU, v, g, "srv%u.gpu%u", v, g);
+    uint32_t *nic_node = g_new(uint32_t, (size_t)S * N);
+    for (uint32_t v = 0; v < S; v++) {
+        uint32_t hub0 = b.nodes->len;
+        for (uint32_t g = 0; g < G; g++)
+            node(&b, NODE_SWITCH, LAYER_HUB, v, g, "srv%u.gpu%u.hub", v, g);
+        uint32_t nvs = G > 1 ? node(&b, NODE_SWITCH, LAYER_NVSWITCH, v, 0, "srv%u.nvswitch", v) : 0;
+        uint32_t pcie0 = b.nodes->len;
+        for (uint32_t p = 0; p < sd.pcie_switches; p++)
+            node(&b, NODE_SWITCH, LAYER_PCIE, v, p, "srv%u.pcie%u", v, p);
+        uint32_t cpu0 = b.nodes->len;
+        for (uint32_t c = 0; c < sd.sockets; c++)
+            node(&b, NODE_SWITCH, LAYER_SOCKET, v, c, "srv%u.cpu%u", v, c);
+        for (uint32_t r = 0; r < N; r++)
+            nic_node[v * N + r] = node(&b, NODE_SWITCH, LAYER_NIC, v, r, "srv%u.nic%u", v, r);
+        /* the GPU's own link to its hub comes first: a host's port 0 is its only port */
+        for (uint32_t g = 0; g < G; g++)
+            link(&b, v * G + g, hub0 + g, sd.nvlink_rate, 0);
+        for (uint32_t g = 0; g < G && G > 1; g++)
+            link(&b, hub0 + g, nvs, sd.nvlink_rate, sd.nvlink_latency);
+        for (uint32_t g = 0; g < G; g++)
+            link(&b, hub0 + g, pcie0 + sd.gpu_pcie[g], sd.pcie_rate, sd.pcie_latency);
+        for (uint32_t r = 0; r < N; r++)
+            link(&b, nic_node[v * N + r], pcie0 + sd.nic_pcie[r], sd.pcie_rate, sd.pcie_latency);
+        for (uint32_t p = 0; p < sd.pcie_switches; p++)
+            link(&b, pcie0 + p, cpu0 + sd.pcie_socket[p], sd.pcie_rate, sd.pcie_latency);
+        for (uint32_t c = 0; c < sd.sockets; c++)
+            for (uint32_t d = c + 1; d < sd.sockets; d++)
+                link(&b, cpu0 + c, cpu0 + d, sd.socket_link_rate, sd.socket_link_latency);
+    }
+    uint32_t leaf0 = b.nodes->len;
+    for (uint32_t l = 0; l < nleaves; l++) {
+        if (rail)
+            node(&b, NODE_SWITCH, LAYER_LEAF, 0, l % N, "rail%u.leaf%u", l % N, l / N);
+        else
+            node(&b, NODE_SWITCH, LAYER_LEAF, 0, 0, "leaf%u", l);
+    }
+    uint32_t spine0 = b.nodes->len;
+    for (uint32_t sp = 0; sp < nspines; sp++)
+        node(&b, NODE_SWITCH, LAYER_SPINE, 0, 0, "spine%u", sp);
+    for (uint32_t v = 0; v < S; v++)
+        for (uint32_t r = 0; r < N; r++) {
+            uint32_t leaf = rail ? (v / cd.rail_group) * N + r : (v * N + r) / s->hosts_per_leaf;
+            link(&b, nic_node[v * N + r], leaf0 + leaf, sd.nic_rate, s->host_link_delay);
+        }
+    for (uint32_t l = 0; l < nleaves; l++)
+        for (uint32_t sp = 0; sp < nspines; sp++)
+            link(&b, leaf0 + l, spine0 + sp, s->fabric_rate, s->link_delay);
+
+    struct topology *t = g_new0(struct topology, 1);
+    t->nhosts = S * G;
+    t->nnodes = b.nodes->len;
+    t->nodes = (struct topo_node *)g_array_free(b.nodes, FALSE);
+    topology_link_ports(t, b.links);
+    g_array_free(b.links, TRUE);
+    t->servers = S;
+    t->gpus_per_server = G;
+    t->nics_per_server = N;
+    t->rails = rail ? N : 0;
+    uint32_t down = rail ? (S < cd.rail_group ? S : cd.rail_group) : s->hosts_per_leaf;
+    double up = (double)nspines * (double)s->fabric_rate;
+    t->oversubscription = up > 0 ? (double)down * (double)sd.nic_rate / up : 0;
+    g_free(nic_node);
+    server_desc_clear(&sd);
+    return t;
+}
+
+/* ---------- routing ---------- */
+
+static uint64_t link_cost(const struct topo_port *p)
+{
+    return (uint64_t)(65536.0 * 8 * 1e12 / (double)p->rate_bps) + p->delay_ps + 1;
+}
+
+struct heap {
+    uint64_t *key;
+    uint32_t *node;
+    uint32_t n;
+};
+
+static void heap_push(struct heap *h, uint64_t k, uint32_t v)
+{
+    uint32_t i = h->n++;
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        if (h->key[p] <= k)
+            break;
+        h->key[i] = h->key[p];
+        h->node[i] = h->node[p];
+        i = p;
+    }
+    h->key[i] = k;
+    h->node[i] = v;
+}
+
+static void heap_pop(struct heap *h, uint64_t *k, uint32_t *v)
+{
+    *k = h->key[0];
+    *v = h->node[0];
+    uint64_t lk = h->key[--h->n];
+    uint32_t lv = h->node[h->n];
+    uint32_t i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && h->key[c + 1] < h->key[c])
+            c++;
+        if (h->key[c] >= lk)
+            break;
+        h->key[i] = h->key[c];
+        h->node[i] = h->node[c];
+        i = c;
+    }
+    h->key[i] = lk;
+    h->node[i] = lv;
+}
+
+/* Dijkstra from every GPU's hub over the switch graph (links are symmetric, so distances to
+ * the hub are distances from it); next hops of switch s toward GPU d are the neighbours v
+ * with dist[v] + cost(s, v) == dist[s]. They replace the hop-count routes as static
+ * per-host routes. */
+void topology_servers_route(struct topology *t)
+{
+    const uint32_t H = t->nhosts, S = t->nswitches;
+    uint64_t *dist = g_new(uint64_t, S);
+    struct heap h = { g_new(uint64_t, t->nports + 1), g_new(uint32_t, t->nports + 1), 0 };
+    GArray *rp = g_array_new(FALSE, FALSE, sizeof(uint16_t));
+    g_array_append_vals(rp, t->route_ports, t->nroute_ports);
+    g_free(t->host_off);
+    g_free(t->host_cnt);
+    t->host_off = g_new0(uint32_t, (size_t)S * H + 1);
+    t->host_cnt = g_new0(uint16_t, (size_t)S * H + 1);
+    for (uint32_t d = 0; d < H; d++) {
+        for (uint32_t i = 0; i < S; i++)
+            dist[i] = UINT64_MAX;
+        uint32_t a = t->attach[d] - H;
+        /* from other servers a GPU is reached through its own NIC only (NCCL's rail-local
+         * rings and PXN): the other NICs of its server are not on its paths */
+        uint32_t dsrv = t->nodes[d].server, home = t->nodes[d].unit * t->nics_per_server / t->gpus_per_server;
+        dist[a] = 0;
+        h.n = 0;
+        heap_push(&h, 0, a);
+        while (h.n) {
+            uint64_t k;
+            uint32_t u;
+            heap_pop(&h, &k, &u);
+            if (k > dist[u])
+                continue;
+            const struct topo_node *nu = &t->nodes[H + u];
+            for (uint32_t p = 0; p < nu->nports; p++) {
+                const struct topo_port *tp = &t->ports[nu->first_port + p];
+                uint32_t v = t->ports[tp->peer].node;
+                const struct topo_node *nv = &t->nodes[v];
+                if (nv->kind != NODE_SWITCH || (nv->layer == LAYER_NIC && nv->server == dsrv && nv->unit != home))
+                    continue;
+                /* PXN: toward another server's GPU, only the GPUs of the destination's rail
+                 * put data on PCIe (to that rail's NIC); the others relay over NVLink */
+                if (nu->layer == LAYER_PCIE && nv->layer == LAYER_HUB && nv->server != dsrv &&
+                    nv->unit * t->nics_per_server / t->gpus_per_server != home)
+                    continue;
+                uint64_t nd = k + link_cost(tp);
+                if (nd < dist[v - H]) {
+                    dist[v - H] = nd;
+                    heap_push(&h, nd, v - H);
+                }
+            }
+        }
+        for (uint32_t sw = 0; sw < S; sw++) {
+            size_t idx = (size_t)sw * H + d;
+            if (sw == a || dist[sw] == UINT64_MAX)
+                continue;
+            /* an excluded NIC still forwards what reaches it (from its own GPUs' paths) by the
+             * hop-count tables; nothing routed here is sent to it */
+            const struct topo_node *ns = &t->nodes[H + sw];
+            t->host_off[idx] = rp->len;
+            for (uint32_t p = 0; p < ns->nports; p++) {
+                const struct topo_port *tp = &t->ports[ns->first_port + p];
+                uint32_t v = t->ports[tp->peer].node;
+                if (t->nodes[v].kind == NODE_SWITCH && dist[v - H] != UINT64_MAX &&
+                    dist[v - H] + link_cost(tp) == dist[sw]) {
+                    uint16_t pp = (uint16_t)p;
+                    g_array_append_val(rp, pp);
+                    t->host_cnt[idx]++;
+                }
+            }
+        }
+    }
+    g_free(t->route_ports);
+    t->nroute_ports = rp->len;
+    t->route_ports = (uint16_t *)g_array_free(rp, FALSE);
+    g_free(dist);
+    g_free(h.key);
+    g_free(h.node);
+}

@@ -1,0 +1,153 @@
+/* Multi-GPU servers end to end (models/server.c, topology_rail.c, collective_hier.c), through
+ * the rocesim binary: the one-server ring against alpha-beta on NVLink, rail-optimised rings
+ * against the NICs' bound with every inter-server byte on its rail, and the same job on a
+ * plain leaf-spine. Scenarios are in tests/scenarios/servers/. */
+#include <math.h>
+#include "tests/testutil.h"
+
+#define MTU 4096.0
+#define DATA_WIRE_OVERHEAD 82.0 /* headers, ICRC, FCS, preamble and IFG per data packet */
+/* payload bytes per second of a link of `bps` at MTU 4096 */
+static double eff_Bps(double bps) { return bps / 8 * MTU / (MTU + DATA_WIRE_OVERHEAD); }
+
+struct result {
+    JsonParser *parser;
+    JsonObject *root;
+    char *dir;
+};
+
+static struct result run(const char *rel, const char *const *sets)
+{
+    struct result r = { 0 };
+    r.dir = test_tmpdir();
+    char *out = g_build_filename(r.dir, "out", NULL);
+    CU_ASSERT_EQUAL_FATAL(test_run_sim(rel, out, sets), 0);
+    char *sum = g_build_filename(out, "summary.json", NULL);
+    r.parser = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_file(r.parser, sum, NULL));
+    r.root = json_node_get_object(json_parser_get_root(r.parser));
+    g_free(sum);
+    g_free(out);
+    return r;
+}
+
+static void result_free(struct result *r)
+{
+    g_object_unref(r->parser);
+    test_rmtree(r->dir);
+    g_free(r->dir);
+}
+
+static double job_value(const struct result *r, const char *key)
+{
+    JsonArray *jobs = json_object_get_array_member(r->root, "jobs");
+    CU_ASSERT_EQUAL_FATAL(json_array_get_length(jobs), 1);
+    return json_object_get_double_member(json_array_get_object_element(jobs, 0), key);
+}
+
+/* Sum of tx_bytes of the ports of nodes whose name contains `part` (and `part2` if given). */
+static double tx_bytes(const struct result *r, const char *part, const char *part2)
+{
+    JsonArray *ports = json_object_get_array_member(r->root, "ports");
+    double sum = 0;
+    for (guint i = 0; i < json_array_get_length(ports); i++) {
+        JsonObject *p = json_array_get_object_element(ports, i);
+        const char *node = json_object_get_string_member(p, "node");
+        if (strstr(node, part) && (!part2 || strstr(node, part2)))
+            sum += (double)json_object_get_int_member(p, "tx_bytes");
+    }
+    return sum;
+}
+
+/* 256 MiB over the 8 GPUs of one DGX H100 (NVLink 450 GB/s per direction, 1 us per NVLink
+ * hop), 8 channels. Every GPU sends to the next over its own NVLink into the NVSwitch, so
+ *   T = 2(N-1)/N * S / B + 2(N-1) * alpha
+ * with B = 450e9 * 4096/4178 (the efficient rate of the same frames as on the wire) and alpha
+ * one step's latency: GPU -> NVSwitch -> GPU, 2 x 1 us, plus the store-and-forward of one
+ * 4178 B frame at the hub, the NVSwitch and the far hub (3 x 9.28 ns).
+ *   T = 1.75 * 268435456 / 441.17e9 + 14 * 2.0279 us = 1064.8 + 28.4 = 1093.2 us
+ * No byte may touch a PCIe switch or a NIC. */
+static void test_one_server_nvlink(void)
+{
+    const char *sets[] = { "--set", "workload.ar.size=256MiB", NULL };
+    struct result r = run("servers/one-server.ini", sets);
+    const double N = 8, S = 268435456.0, B = eff_Bps(3600e9);
+    const double alpha_us = 2 * 1.0 + 3 * (MTU + DATA_WIRE_OVERHEAD) * 8 / 3600e9 * 1e6;
+    const double t_est = 2 * (N - 1) / N * S / B * 1e6 + 2 * (N - 1) * alpha_us;
+    double t = job_value(&r, "time_p50_us");
+    printf("\n    one server: %.2f us (alpha-beta %.2f us, %+.2f %%) ", t, t_est, 100 * (t / t_est - 1));
+    CU_ASSERT(fabs(t - t_est) <= 0.03 * t_est);
+    CU_ASSERT(tx_bytes(&r, "nvswitch", NULL) > 2 * (N - 1) / N * S * N);
+    CU_ASSERT_EQUAL(tx_bytes(&r, "nic", NULL), 0);
+    CU_ASSERT_EQUAL(tx_bytes(&r, "pcie", NULL), 0);
+    CU_ASSERT_EQUAL(tx_bytes(&r, "leaf", NULL), 0);
+    result_free(&r);
+}
+
+/* Rails: NCCL's busbw of a ring over S servers x 8 GPUs is bounded by the server's NICs:
+ * each server sends 2(n-1)/n of the data out through its 8 NICs, so busbw <= 8 x B_nic with
+ * B_nic = 50e9 * 4096/4178 = 49.02 GB/s: 392.2 GB/s. The rails are non-blocking, so nothing
+ * may cross a spine, and the 8 channels (one per NIC) load every rail equally. */
+static void check_rails(const char *servers, const char *ranks)
+{
+    const char *sets[] = { "--set", servers, "--set", ranks, NULL };
+    struct result r = run("servers/rail.ini", sets);
+    const double bound = 8 * eff_Bps(400e9) / 1e9;
+    double busbw = job_value(&r, "busbw_GBps");
+    printf("\n    %s: busbw %.2f GB/s (NIC bound %.2f GB/s, %+.2f %%) ", servers, busbw, bound,
+           100 * (busbw / bound - 1));
+    CU_ASSERT(busbw <= bound * 1.001);
+    CU_ASSERT(busbw >= 0.95 * bound);
+    CU_ASSERT_EQUAL(tx_bytes(&r, "spine", NULL), 0);
+    double total = tx_bytes(&r, "leaf", NULL), lo = INFINITY, hi = 0;
+    for (int rail = 0; rail < 8; rail++) {
+        char name[16];
+        snprintf(name, sizeof name, "rail%d.", rail);
+        double b = tx_bytes(&r, name, NULL);
+        lo = fmin(lo, b);
+        hi = fmax(hi, b);
+    }
+    CU_ASSERT(total > 0);
+    CU_ASSERT(hi <= lo * 1.02);
+    result_free(&r);
+}
+
+static void test_two_servers_rails(void) { check_rails("cluster.servers=2", "workload.ar.ranks=0-1:0-7"); }
+static void test_four_servers_rails(void) { check_rails("cluster.servers=4", "workload.ar.ranks=0-3:0-7"); }
+
+/* The same job with each server's NICs on one leaf of a plain leaf-spine (8 spines of
+ * 400 Gb/s: as much capacity as the rails): every inter-server byte crosses a spine, ECMP
+ * hashes the 8 channels' QPs onto the spines unevenly, and the ring runs at the pace of the
+ * most loaded spine link, well below the NIC bound. */
+static void test_leaf_spine_collisions(void)
+{
+    struct result r = run("servers/leafspine.ini", NULL);
+    const double bound = 8 * eff_Bps(400e9) / 1e9;
+    double busbw = job_value(&r, "busbw_GBps");
+    JsonArray *ports = json_object_get_array_member(r.root, "ports");
+    double lo = INFINITY, hi = 0;
+    for (guint i = 0; i < json_array_get_length(ports); i++) {
+        JsonObject *p = json_array_get_object_element(ports, i);
+        if (!strcmp(json_object_get_string_member(p, "node"), "leaf0") &&
+            g_str_has_prefix(json_object_get_string_member(p, "peer"), "spine")) {
+            double b = (double)json_object_get_int_member(p, "tx_bytes");
+            lo = fmin(lo, b);
+            hi = fmax(hi, b);
+        }
+    }
+    printf("\n    leaf-spine: busbw %.2f GB/s (NIC bound %.2f), leaf0 uplinks %.0f..%.0f MB ", busbw, bound,
+           lo / 1e6, hi / 1e6);
+    CU_ASSERT(tx_bytes(&r, "spine", NULL) > 0);
+    CU_ASSERT(hi >= 1.5 * lo);
+    CU_ASSERT(busbw < 0.8 * bound);
+    result_free(&r);
+}
+
+static CU_TestInfo tests[] = {
+    { "one server: ring on NVLink within 3% of alpha-beta, no NIC traffic", test_one_server_nvlink },
+    { "2 servers x 8 rails: busbw within 5% of the NIC bound, no spine traffic", test_two_servers_rails },
+    { "4 servers x 8 rails: busbw within 5% of the NIC bound, no spine traffic", test_four_servers_rails },
+    { "plain leaf-spine: ECMP collisions on the spines", test_leaf_spine_collisions },
+    CU_TEST_INFO_NULL,
+};
+TEST_MAIN("servers", tests)
