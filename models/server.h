@@ -54,6 +54,26 @@ gboolean server_load(const struct scenario *s, struct server_desc *sd, struct cl
                      GError **err);
 void server_desc_clear(struct server_desc *sd);
 
+/* One server as built: the description with its locality faults applied. */
+struct server_inst {
+    uint32_t nic_pcie[SERVER_MAX_NICS];      /* PCIe switch of each NIC (nic-numa moves it) */
+    uint64_t gpu_pcie_rate[SERVER_MAX_GPUS]; /* PCIe link of each GPU (pcie-width) */
+    uint64_t nic_pcie_rate[SERVER_MAX_NICS];
+    uint64_t uplink_rate[SERVER_MAX_GPUS];   /* PCIe switch -> socket */
+    uint64_t nic_rate[SERVER_MAX_NICS];      /* fabric port (link-speed) */
+    bool nvlink_down[SERVER_MAX_GPUS];
+    bool no_gpudirect;
+};
+
+/* Every server as built: sd for all, then the [fault] sections of kinds nic-numa,
+ * pcie-width, link-speed, nvlink-down and no-gpudirect, whose node names a server part
+ * (srv1, srv1.gpu3, srv1.nic3, srv1.pcie2) or a rail (rail3: that NIC of every server).
+ * g_free the array. NULL with err on a bad fault. */
+struct server_inst *server_faults_apply(const struct scenario *s, const struct server_desc *sd,
+                                        const struct cluster_desc *cd, GError **err);
+/* TRUE for the fault kinds above (they are structural, models/fault.c leaves them alone). */
+gboolean server_fault_is_locality(const char *kind);
+
 /* Names of the presets, "a|b|c" (for messages and the README). */
 const char *server_preset_names(void);
 

@@ -9,10 +9,11 @@
  * Routing: every switch forwards toward a GPU along the paths of least cost, a link costing
  * the time to move 64 KiB over it plus its latency; equal-cost next hops form an ECMP set.
  * From another server a GPU is reached only through its own NIC (NIC gpu * nics / gpus, the
- * one on its PCIe switch), so traffic arrives on the GPU's rail; and in the sending server
+ * one on its PCIe switch), and senders use their NIC of the same number, so traffic stays on
+ * the GPU's rail (crossing the spines only between rail groups); and in the sending server
  * only the GPUs of that rail put it on PCIe: the others carry it over NVLink to such a GPU
- * first (NCCL's PXN), never across the spines or to a neighbour's NIC. GPUs of one server
- * talk over NVLink. */
+ * first (NCCL's PXN), never across the spines or to a neighbour's NIC (a GPU whose NVLink is
+ * down uses PCIe for everything). GPUs of one server talk over NVLink. */
 #include "models/topology.h"
 #include <stdarg.h>
 #include <stdio.h>
@@ -67,6 +68,11 @@ struct topology *topology_servers_build(const struct scenario *s, GError **err)
         server_desc_clear(&sd);
         return NULL;
     }
+    struct server_inst *inst = server_faults_apply(s, &sd, &cd, err);
+    if (!inst) {
+        server_desc_clear(&sd);
+        return NULL;
+    }
     struct tb b = { g_array_new(FALSE, FALSE, sizeof(struct topo_node)),
                     g_array_new(FALSE, FALSE, sizeof(struct topo_link)) };
     for (uint32_t v = 0; v < S; v++)
@@ -89,14 +95,16 @@ struct topology *topology_servers_build(const struct scenario *s, GError **err)
         /* the GPU's own link to its hub comes first: a host's port 0 is its only port */
         for (uint32_t g = 0; g < G; g++)
             link(&b, v * G + g, hub0 + g, sd.nvlink_rate, 0);
+        const struct server_inst *x = &inst[v];
         for (uint32_t g = 0; g < G && G > 1; g++)
-            link(&b, hub0 + g, nvs, sd.nvlink_rate, sd.nvlink_latency);
+            if (!x->nvlink_down[g])
+                link(&b, hub0 + g, nvs, sd.nvlink_rate, sd.nvlink_latency);
         for (uint32_t g = 0; g < G; g++)
-            link(&b, hub0 + g, pcie0 + sd.gpu_pcie[g], sd.pcie_rate, sd.pcie_latency);
+            link(&b, hub0 + g, pcie0 + sd.gpu_pcie[g], x->gpu_pcie_rate[g], sd.pcie_latency);
         for (uint32_t r = 0; r < N; r++)
-            link(&b, nic_node[v * N + r], pcie0 + sd.nic_pcie[r], sd.pcie_rate, sd.pcie_latency);
+            link(&b, nic_node[v * N + r], pcie0 + x->nic_pcie[r], x->nic_pcie_rate[r], sd.pcie_latency);
         for (uint32_t p = 0; p < sd.pcie_switches; p++)
-            link(&b, pcie0 + p, cpu0 + sd.pcie_socket[p], sd.pcie_rate, sd.pcie_latency);
+            link(&b, pcie0 + p, cpu0 + sd.pcie_socket[p], x->uplink_rate[p], sd.pcie_latency);
         for (uint32_t c = 0; c < sd.sockets; c++)
             for (uint32_t d = c + 1; d < sd.sockets; d++)
                 link(&b, cpu0 + c, cpu0 + d, sd.socket_link_rate, sd.socket_link_latency);
@@ -114,7 +122,7 @@ struct topology *topology_servers_build(const struct scenario *s, GError **err)
     for (uint32_t v = 0; v < S; v++)
         for (uint32_t r = 0; r < N; r++) {
             uint32_t leaf = rail ? (v / cd.rail_group) * N + r : (v * N + r) / s->hosts_per_leaf;
-            link(&b, nic_node[v * N + r], leaf0 + leaf, sd.nic_rate, s->host_link_delay);
+            link(&b, nic_node[v * N + r], leaf0 + leaf, inst[v].nic_rate[r], s->host_link_delay);
         }
     for (uint32_t l = 0; l < nleaves; l++)
         for (uint32_t sp = 0; sp < nspines; sp++)
@@ -134,6 +142,7 @@ struct topology *topology_servers_build(const struct scenario *s, GError **err)
     double up = (double)nspines * (double)s->fabric_rate;
     t->oversubscription = up > 0 ? (double)down * (double)sd.nic_rate / up : 0;
     g_free(nic_node);
+    g_free(inst);
     server_desc_clear(&sd);
     return t;
 }
@@ -208,8 +217,9 @@ void topology_servers_route(struct topology *t)
         for (uint32_t i = 0; i < S; i++)
             dist[i] = UINT64_MAX;
         uint32_t a = t->attach[d] - H;
-        /* from other servers a GPU is reached through its own NIC only (NCCL's rail-local
-         * rings and PXN): the other NICs of its server are not on its paths */
+        /* from other servers a GPU is reached through its own NIC only, and every server sends
+         * to it through its NIC of the same number (NCCL's rail-local rings and PXN): other
+         * NICs are not on its paths */
         uint32_t dsrv = t->nodes[d].server, home = t->nodes[d].unit * t->nics_per_server / t->gpus_per_server;
         dist[a] = 0;
         h.n = 0;
@@ -225,11 +235,15 @@ void topology_servers_route(struct topology *t)
                 const struct topo_port *tp = &t->ports[nu->first_port + p];
                 uint32_t v = t->ports[tp->peer].node;
                 const struct topo_node *nv = &t->nodes[v];
-                if (nv->kind != NODE_SWITCH || (nv->layer == LAYER_NIC && nv->server == dsrv && nv->unit != home))
+                if (nv->kind != NODE_SWITCH || (nv->layer == LAYER_NIC && nv->unit != home))
+                    continue;
+                /* data leaves PCIe for the destination GPU itself, never for a GPU that
+                 * would relay it over NVLink */
+                if (nu->layer == LAYER_HUB && nv->layer == LAYER_PCIE && u != a && nu->nports == 3)
                     continue;
                 /* PXN: toward another server's GPU, only the GPUs of the destination's rail
                  * put data on PCIe (to that rail's NIC); the others relay over NVLink */
-                if (nu->layer == LAYER_PCIE && nv->layer == LAYER_HUB && nv->server != dsrv &&
+                if (nu->layer == LAYER_PCIE && nv->layer == LAYER_HUB && nv->server != dsrv && nv->nports == 3 &&
                     nv->unit * t->nics_per_server / t->gpus_per_server != home)
                     continue;
                 uint64_t nd = k + link_cost(tp);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "models/net.h"
 #include "models/workload.h"
+#include "analysis/layers.h"
 #include "analysis/pcap.h"
 #include "analysis/report.h"
 #include "sim/commands.h"
@@ -861,6 +862,18 @@ int run_scenario(const struct run_options *o)
     write_topology(topo, f);
     if (!results_close(f, "topology.csv", &err))
         goto fail;
+    if (topo->servers) { /* multi-GPU servers: results per layer and per rail */
+        FILE *fr = NULL;
+        if (!(f = results_open(&rd, "layers.csv", &err)))
+            goto fail;
+        if (topo->rails && !(fr = results_open(&rd, "rails.csv", &err))) {
+            fclose(f);
+            goto fail;
+        }
+        layers_write(n, end, f, fr, fig.warnings);
+        if (!results_close(f, "layers.csv", &err) || (fr && !results_close(fr, "rails.csv", &err)))
+            goto fail;
+    }
     char *json = summary_json(n, &fig, end);
     char *jp = g_build_filename(rd.tmp, "summary.json", NULL);
     gboolean ok = g_file_set_contents(jp, json, -1, &err);

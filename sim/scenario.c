@@ -223,9 +223,15 @@ static const struct kind_keys workload_kinds[] = {
     { NULL, NULL },
 };
 static const struct kind_keys fault_kinds[] = {
-    { "*", "kind! node! at! for" },
-    { "nic-stall", "" },
-    { "link-down", "port!" },
+    { "*", "kind! node! at for" },
+    { "nic-stall", "at!" },
+    { "link-down", "port! at!" },
+    /* locality faults of multi-GPU servers: for the whole run (models/server_faults.c) */
+    { "nic-numa", "pcie" },
+    { "pcie-width", "width!" },
+    { "link-speed", "rate!" },
+    { "nvlink-down", "" },
+    { "no-gpudirect", "" },
     { NULL, NULL },
 };
 

@@ -143,7 +143,82 @@ static void test_leaf_spine_collisions(void)
     result_free(&r);
 }
 
+/* The layer layers.csv names as the bottleneck. */
+static char *bottleneck(const struct result *r)
+{
+    char *path = g_build_filename(r->dir, "out", "layers.csv", NULL), *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    char **lines = g_strsplit(text, "\n", -1), *found = NULL;
+    for (int i = 1; lines[i] && !found; i++)
+        if (g_str_has_suffix(lines[i], ",1"))
+            found = g_strndup(lines[i], strcspn(lines[i], ","));
+    g_strfreev(lines);
+    g_free(text);
+    g_free(path);
+    return found ? found : g_strdup("");
+}
+
+static gboolean has_warning(const struct result *r, const char *prefix)
+{
+    JsonArray *w = json_object_get_array_member(r->root, "warnings");
+    for (guint i = 0; i < json_array_get_length(w); i++)
+        if (g_str_has_prefix(json_array_get_string_element(w, i), prefix))
+            return TRUE;
+    return FALSE;
+}
+
+/* A locality fault on 2 servers x 8 rails: the ring's 8 channels (one per NIC) run in step,
+ * so the job runs at the pace of the slowest channel: busbw = 8 x the payload rate of the
+ * faulty path, computed by hand from its link rate; layers.csv must name `layer`. */
+static void check_fault(const char *const *sets, double path_bps, const char *layer, const char *what)
+{
+    struct result r = run("servers/rail.ini", sets);
+    const double bound = 8 * eff_Bps(path_bps) / 1e9;
+    double busbw = job_value(&r, "busbw_GBps");
+    char *b = bottleneck(&r);
+    printf("\n    %s: busbw %.2f GB/s (hand bound %.2f GB/s, %+.2f %%), bottleneck %s ", what, busbw, bound,
+           100 * (busbw / bound - 1), b);
+    CU_ASSERT(fabs(busbw - bound) <= 0.05 * bound);
+    CU_ASSERT_STRING_EQUAL(b, layer);
+    g_free(b);
+    if (!strcmp(what, "rail3 at 200Gbps")) {
+        CU_ASSERT(has_warning(&r, "hot rail: rail3 "));
+        CU_ASSERT(!has_warning(&r, "hot rail: rail0 "));
+    } else {
+        CU_ASSERT(!has_warning(&r, "hot rail"));
+    }
+    result_free(&r);
+}
+
+static void test_rail_half_speed(void)
+{
+    const char *sets[] = { "--set", "fault.slow.kind=link-speed", "--set", "fault.slow.node=rail3",
+                           "--set", "fault.slow.rate=200Gbps", NULL };
+    check_fault(sets, 200e9, "nic", "rail3 at 200Gbps");
+}
+
+/* NIC 0 of server 0 under a PCIe switch of the other socket, inter-socket link 200 Gb/s:
+ * GPU 0's traffic to and from its NIC crosses it. */
+static void test_cross_numa_nic(void)
+{
+    const char *sets[] = { "--set", "fault.numa.kind=nic-numa", "--set", "fault.numa.node=srv0.nic0",
+                           "--set", "server.socket_link_rate=200Gbps", NULL };
+    check_fault(sets, 200e9, "socket-link", "cross-NUMA NIC");
+}
+
+/* NIC 5 of server 1 trained at x8: gen5 x8 = 8 lanes x 32 GT/s x 128/130 x 256/280
+ * = 230.456 Gb/s of PCIe payload. */
+static void test_pcie_x8(void)
+{
+    const char *sets[] = { "--set", "fault.x8.kind=pcie-width", "--set", "fault.x8.node=srv1.nic5",
+                           "--set", "fault.x8.width=8", NULL };
+    check_fault(sets, 8 * 32e9 * 128 / 130 * 256 / 280, "pcie", "NIC PCIe x8");
+}
+
 static CU_TestInfo tests[] = {
+    { "rail at half speed: ring at that rail's pace, hot-rail warning", test_rail_half_speed },
+    { "cross-NUMA NIC: the inter-socket bound", test_cross_numa_nic },
+    { "NIC PCIe link at x8: the PCIe bound", test_pcie_x8 },
     { "one server: ring on NVLink within 3% of alpha-beta, no NIC traffic", test_one_server_nvlink },
     { "2 servers x 8 rails: busbw within 5% of the NIC bound, no spine traffic", test_two_servers_rails },
     { "4 servers x 8 rails: busbw within 5% of the NIC bound, no spine traffic", test_four_servers_rails },
