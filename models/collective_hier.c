@@ -42,7 +42,7 @@ uint32_t *hier_parse_gpus(const struct topology *t, const char *text, uint32_t *
                     g_array_append_val(out, h);
                 }
         } else {
-            ok = range(it, t->nhosts, &g0, &g1);
+            ok = range(it, t->servers * t->gpus_per_server, &g0, &g1);
             for (uint32_t h = g0; ok && h <= g1; h++)
                 g_array_append_val(out, h);
         }
@@ -52,7 +52,7 @@ uint32_t *hier_parse_gpus(const struct topology *t, const char *text, uint32_t *
         *why = g_strdup_printf("expected GPUs as SERVER:GPU ranges such as 0:0-7,1:0-7 or 0-%u:0-%u (servers 0-%u, "
                                "GPUs 0-%u per server), or GPU ids 0-%u",
                                t->servers - 1, t->gpus_per_server - 1, t->servers - 1, t->gpus_per_server - 1,
-                               t->nhosts - 1);
+                               t->servers * t->gpus_per_server - 1);
         g_array_free(out, TRUE);
         return NULL;
     }

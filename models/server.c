@@ -10,7 +10,8 @@
  * dgx-h100: NVIDIA DGX H100 (8 H100 SXM, 8 ConnectX-7 at 400 Gb/s, 4 PCIe gen5 switches with
  * 2 GPUs and 2 NICs each, 2 sockets; NVLink 4 at 450 GB/s per direction and GPU).
  * dgx-a100: DGX A100 (8 A100, 8 ConnectX-6 at 200 Gb/s, 4 PCIe gen4 switches, NVLink 3 at
- * 300 GB/s per direction). hgx-8x4: an 8-GPU HGX board with 4 NICs at 400 Gb/s, one per PCIe
+ * 300 GB/s per direction). Host memory per socket: 8 DDR5-4800 channels (307 GB/s, H100
+ * systems) or 8 DDR4-3200 (205 GB/s, A100). hgx-8x4: an 8-GPU HGX board with 4 NICs at 400 Gb/s, one per PCIe
  * switch. Latencies are first-order figures (NVLink ~1 us per NCCL hop, PCIe ~0.5 us
  * through a switch, inter-socket ~0.2 us); override them for a measured machine. */
 struct server_preset {
@@ -21,19 +22,22 @@ static const char *const dgx_h100[][2] = {
     { "gpus", "8" }, { "nics", "8" }, { "pcie_switches", "4" }, { "sockets", "2" },
     { "nic_rate", "400Gbps" }, { "nvlink_rate", "3600Gbps" }, { "nvlink_latency", "1us" },
     { "pcie_gen", "5" }, { "pcie_width", "16" }, { "pcie_latency", "500ns" },
-    { "socket_link_rate", "512Gbps" }, { "socket_link_latency", "200ns" }, { NULL, NULL },
+    { "socket_link_rate", "512Gbps" }, { "socket_link_latency", "200ns" },
+    { "host_memory_rate", "2400Gbps" }, { NULL, NULL },
 };
 static const char *const dgx_a100[][2] = {
     { "gpus", "8" }, { "nics", "8" }, { "pcie_switches", "4" }, { "sockets", "2" },
     { "nic_rate", "200Gbps" }, { "nvlink_rate", "2400Gbps" }, { "nvlink_latency", "1us" },
     { "pcie_gen", "4" }, { "pcie_width", "16" }, { "pcie_latency", "500ns" },
-    { "socket_link_rate", "400Gbps" }, { "socket_link_latency", "200ns" }, { NULL, NULL },
+    { "socket_link_rate", "400Gbps" }, { "socket_link_latency", "200ns" },
+    { "host_memory_rate", "1600Gbps" }, { NULL, NULL },
 };
 static const char *const hgx_8x4[][2] = {
     { "gpus", "8" }, { "nics", "4" }, { "pcie_switches", "4" }, { "sockets", "2" },
     { "nic_rate", "400Gbps" }, { "nvlink_rate", "3600Gbps" }, { "nvlink_latency", "1us" },
     { "pcie_gen", "5" }, { "pcie_width", "16" }, { "pcie_latency", "500ns" },
-    { "socket_link_rate", "512Gbps" }, { "socket_link_latency", "200ns" }, { NULL, NULL },
+    { "socket_link_rate", "512Gbps" }, { "socket_link_latency", "200ns" },
+    { "host_memory_rate", "2400Gbps" }, { NULL, NULL },
 };
 static const struct server_preset presets[] = {
     { "dgx-h100", dgx_h100 },
@@ -45,7 +49,7 @@ const char *server_preset_names(void) { return "dgx-h100|dgx-a100|hgx-8x4"; }
 
 static const char *const server_keys[] = {
     "preset", "gpus", "nics", "pcie_switches", "sockets", "nic_rate", "nvlink_rate", "nvlink_latency",
-    "pcie_gen", "pcie_width", "pcie_latency", "socket_link_rate", "socket_link_latency", "gpu_pcie",
+    "pcie_gen", "pcie_width", "pcie_latency", "socket_link_rate", "socket_link_latency", "host_memory_rate", "gpu_pcie",
     "nic_pcie", "pcie_socket", NULL,
 };
 static const char *const cluster_keys[] = { "servers", "rail_group", NULL };
@@ -212,6 +216,7 @@ gboolean server_load(const struct scenario *s, struct server_desc *sd, struct cl
     sd->pcie_latency = get_time(&r, "pcie_latency");
     sd->socket_link_rate = get_rate(&r, "socket_link_rate");
     sd->socket_link_latency = get_time(&r, "socket_link_latency");
+    sd->host_memory_rate = get_rate(&r, "host_memory_rate");
     if (r.ok && sd->sockets > sd->pcie_switches) {
         char v[16];
         snprintf(v, sizeof v, "%u", sd->sockets);

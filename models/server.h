@@ -10,6 +10,10 @@
  *   CPU socket   a switch (root complex); its PCIe switches reach it over PCIe, the sockets
  *                are joined by the inter-socket link (socket_link_rate, socket_link_latency)
  *   NIC          a switch between its PCIe switch and its fabric port (nic_rate)
+ *   host memory  a switch per socket behind the socket (host_memory_rate); with GPUDirect
+ *                off, a bounce buffer per NIC (a host, the proxy's staging buffer) hangs off
+ *                the memory of the NIC's socket and inter-server data goes through it
+ *                (models/gdr_staging.c)
  * Internal nodes never ECN-mark (NVLink and PCIe have credit flow control, no ECN). */
 #ifndef ROCESIM_SERVER_H
 #define ROCESIM_SERVER_H
@@ -33,6 +37,7 @@ struct server_desc {
     simtime_t pcie_latency;
     uint64_t socket_link_rate;
     simtime_t socket_link_latency;
+    uint64_t host_memory_rate;         /* per socket, each of read and write */
     uint32_t gpu_pcie[SERVER_MAX_GPUS];  /* PCIe switch of each GPU */
     uint32_t nic_pcie[SERVER_MAX_NICS];  /* PCIe switch of each NIC */
     uint32_t pcie_socket[SERVER_MAX_GPUS + SERVER_MAX_NICS];

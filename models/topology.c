@@ -412,6 +412,7 @@ void topology_free(struct topology *t)
     g_free(t->host_off);
     g_free(t->host_cnt);
     g_free(t->sw_dist);
+    g_free(t->bounce_host);
     g_free(t);
 }
 

@@ -65,6 +65,9 @@ struct topology {
     /* multi-GPU servers (0 without [server]): hosts are GPUs, host = server * gpus + gpu */
     uint32_t servers, gpus_per_server, nics_per_server;
     uint32_t rails;            /* rail-optimised: rails (= NICs per server); 0 otherwise */
+    uint32_t gpus;             /* GPU hosts (0..gpus-1); staging buffers follow them */
+    uint32_t *bounce_host;     /* GPUDirect off: host of server v's NIC r staging buffer at
+                                * [v * nics + r], UINT32_MAX where GPUDirect is on; or NULL */
 };
 
 struct topology *topology_build(const struct scenario *s, GError **err);

@@ -78,6 +78,15 @@ struct topology *topology_servers_build(const struct scenario *s, GError **err)
     for (uint32_t v = 0; v < S; v++)
         for (uint32_t g = 0; g < G; g++)
             node(&b, NODE_HOST, LAYER_GPU, v, g, "srv%u.gpu%u", v, g);
+    uint32_t *bounce = NULL;
+    for (uint32_t v = 0; v < S; v++)
+        for (uint32_t r = 0; r < N && inst[v].no_gpudirect; r++) {
+            if (!bounce) {
+                bounce = g_new(uint32_t, (size_t)S * N);
+                memset(bounce, 0xff, sizeof(uint32_t) * S * N);
+            }
+            bounce[v * N + r] = node(&b, NODE_HOST, LAYER_BOUNCE, v, r, "srv%u.nic%u.buf", v, r);
+        }
     uint32_t *nic_node = g_new(uint32_t, (size_t)S * N);
     for (uint32_t v = 0; v < S; v++) {
         uint32_t hub0 = b.nodes->len;
@@ -92,6 +101,9 @@ struct topology *topology_servers_build(const struct scenario *s, GError **err)
             node(&b, NODE_SWITCH, LAYER_SOCKET, v, c, "srv%u.cpu%u", v, c);
         for (uint32_t r = 0; r < N; r++)
             nic_node[v * N + r] = node(&b, NODE_SWITCH, LAYER_NIC, v, r, "srv%u.nic%u", v, r);
+        uint32_t mem0 = b.nodes->len;
+        for (uint32_t c = 0; c < sd.sockets; c++)
+            node(&b, NODE_SWITCH, LAYER_MEM, v, c, "srv%u.mem%u", v, c);
         /* the GPU's own link to its hub comes first: a host's port 0 is its only port */
         for (uint32_t g = 0; g < G; g++)
             link(&b, v * G + g, hub0 + g, sd.nvlink_rate, 0);
@@ -108,6 +120,12 @@ struct topology *topology_servers_build(const struct scenario *s, GError **err)
         for (uint32_t c = 0; c < sd.sockets; c++)
             for (uint32_t d = c + 1; d < sd.sockets; d++)
                 link(&b, cpu0 + c, cpu0 + d, sd.socket_link_rate, sd.socket_link_latency);
+        for (uint32_t c = 0; c < sd.sockets; c++)
+            link(&b, cpu0 + c, mem0 + c, sd.host_memory_rate, 0);
+        /* the staging buffer of a NIC is in the memory of the NIC's socket */
+        for (uint32_t r = 0; r < N && bounce; r++)
+            if (bounce[v * N + r] != UINT32_MAX)
+                link(&b, bounce[v * N + r], mem0 + sd.pcie_socket[x->nic_pcie[r]], sd.host_memory_rate, 0);
     }
     uint32_t leaf0 = b.nodes->len;
     for (uint32_t l = 0; l < nleaves; l++) {
@@ -130,6 +148,10 @@ struct topology *topology_servers_build(const struct scenario *s, GError **err)
 
     struct topology *t = g_new0(struct topology, 1);
     t->nhosts = S * G;
+    t->gpus = S * G;
+    t->bounce_host = bounce;
+    for (uint32_t v = 0; bounce && v < S * N; v++)
+        t->nhosts += bounce[v] != UINT32_MAX;
     t->nnodes = b.nodes->len;
     t->nodes = (struct topo_node *)g_array_free(b.nodes, FALSE);
     topology_link_ports(t, b.links);
@@ -220,7 +242,8 @@ void topology_servers_route(struct topology *t)
         /* from other servers a GPU is reached through its own NIC only, and every server sends
          * to it through its NIC of the same number (NCCL's rail-local rings and PXN): other
          * NICs are not on its paths */
-        uint32_t dsrv = t->nodes[d].server, home = t->nodes[d].unit * t->nics_per_server / t->gpus_per_server;
+        uint32_t dsrv = t->nodes[d].server, home = t->nodes[d].layer == LAYER_BOUNCE ? t->nodes[d].unit
+                                                   : t->nodes[d].unit * t->nics_per_server / t->gpus_per_server;
         dist[a] = 0;
         h.n = 0;
         heap_push(&h, 0, a);

@@ -3,6 +3,7 @@
 #include "models/workload.h"
 #include "models/collective.h"
 #include "models/collective_hier.h"
+#include "models/gdr_staging.h"
 #include "models/schedule_io.h"
 #include <errno.h>
 #include <string.h>
@@ -414,5 +415,5 @@ struct schedule *workload_build_all(const struct scenario *sc, const struct topo
         schedule_free(sched);
         return NULL;
     }
-    return sched;
+    return gdr_staging_apply(sched, topo); /* servers without GPUDirect stage through host memory */
 }

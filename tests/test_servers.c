@@ -215,7 +215,21 @@ static void test_pcie_x8(void)
     check_fault(sets, 8 * 32e9 * 128 / 130 * 256 / 280, "pcie", "NIC PCIe x8");
 }
 
+/* GPUDirect off on server 0: NCCL's proxy stages every inter-server chunk through host
+ * memory. Per PCIe switch of a DGX H100 (2 GPUs, 2 NICs) the uplink to the socket carries,
+ * upward, the copies of its 2 GPUs' sends into host memory and its 2 NICs' receives into
+ * host memory, and downward the 2 NICs' sends from host memory and the copies to its 2
+ * GPUs: 4 channel flows each way, so a channel gets a quarter of the gen5 x16 link:
+ * 460.91 / 4 = 115.23 Gb/s. Host memory (2400 Gb/s per socket and direction) carries 8 such
+ * flows per direction, 922 Gb/s: not the limit. busbw = 8 x 115.23 Gb/s of payload. */
+static void test_no_gpudirect(void)
+{
+    const char *sets[] = { "--set", "fault.nogdr.kind=no-gpudirect", "--set", "fault.nogdr.node=srv0", NULL };
+    check_fault(sets, 16 * 32e9 * 128 / 130 * 256 / 280 / 4, "pcie", "GPUDirect off");
+}
+
 static CU_TestInfo tests[] = {
+    { "GPUDirect off on one server: the staged-path bound", test_no_gpudirect },
     { "rail at half speed: ring at that rail's pace, hot-rail warning", test_rail_half_speed },
     { "cross-NUMA NIC: the inter-socket bound", test_cross_numa_nic },
     { "NIC PCIe link at x8: the PCIe bound", test_pcie_x8 },
