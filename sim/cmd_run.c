@@ -8,6 +8,7 @@
 #include "models/net.h"
 #include "models/workload.h"
 #include "analysis/layers.h"
+#include "analysis/trace.h"
 #include "analysis/pcap.h"
 #include "analysis/report.h"
 #include "sim/commands.h"
@@ -872,6 +873,11 @@ int run_scenario(const struct run_options *o)
         }
         layers_write(n, end, f, fr, fig.warnings);
         if (!results_close(f, "layers.csv", &err) || (fr && !results_close(fr, "rails.csv", &err)))
+            goto fail;
+        char *pfc_path = g_build_filename(rd.tmp, "pfc.csv", NULL);
+        gboolean traced = (f = results_open(&rd, "trace.json", &err)) && trace_write(n, pfc_path, f, &err);
+        g_free(pfc_path);
+        if (!traced || !results_close(f, "trace.json", &err))
             goto fail;
     }
     char *json = summary_json(n, &fig, end);

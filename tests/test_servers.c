@@ -228,7 +228,71 @@ static void test_no_gpudirect(void)
     check_fault(sets, 16 * 32e9 * 128 / 130 * 256 / 280 / 4, "pcie", "GPUDirect off");
 }
 
+/* trace.json: every event has the trace-event fields (ph, ts, pid, tid; dur for complete
+ * events) and every row of transfers.csv is exactly one "transfer" event on the sender's
+ * track with ts = start and dur = fct; two iterations with a compute phase give compute and
+ * collective events. */
+static void test_trace(void)
+{
+    const char *sets[] = { "--set", "workload.ar.iterations=2", "--set", "workload.ar.compute=20us",
+                           "--set", "workload.ar.size=16MiB", NULL };
+    struct result r = run("servers/rail.ini", sets);
+    char *path = g_build_filename(r.dir, "out", "trace.json", NULL);
+    JsonParser *p = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_file(p, path, NULL));
+    JsonArray *ev = json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "traceEvents");
+    GHashTable *by_id = g_hash_table_new(g_direct_hash, g_direct_equal);
+    guint ncompute = 0, ncoll = 0, bad = 0;
+    for (guint i = 0; i < json_array_get_length(ev); i++) {
+        JsonObject *e = json_array_get_object_element(ev, i);
+        if (!json_object_has_member(e, "ph") || !json_object_has_member(e, "pid") || !json_object_has_member(e, "tid"))
+            bad++;
+        const char *ph = json_object_get_string_member(e, "ph");
+        if (!strcmp(ph, "M"))
+            continue;
+        if (strcmp(ph, "X") || !json_object_has_member(e, "ts") || !json_object_has_member(e, "dur"))
+            bad++;
+        const char *cat = json_object_get_string_member(e, "cat");
+        ncompute += !strcmp(cat, "compute");
+        ncoll += !strcmp(cat, "collective");
+        if (!strcmp(cat, "transfer")) {
+            gint64 id = json_object_get_int_member(json_object_get_object_member(e, "args"), "id");
+            CU_ASSERT(!g_hash_table_contains(by_id, GINT_TO_POINTER(id + 1)));
+            g_hash_table_insert(by_id, GINT_TO_POINTER(id + 1), e);
+        }
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT_EQUAL(ncompute, 2);  /* one compute phase before each iteration */
+    CU_ASSERT_EQUAL(ncoll, 2 * 16); /* each iteration on each of the 16 GPUs */
+    char *csv = g_build_filename(r.dir, "out", "transfers.csv", NULL), *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(csv, &text, NULL, NULL));
+    char **lines = g_strsplit(text, "\n", -1);
+    guint rows = 0, matched = 0;
+    for (int i = 1; lines[i] && *lines[i]; i++) {
+        char **c = g_strsplit(lines[i], ",", -1); /* id,src,dst,bytes,prio,start_ns,end_ns,fct_ns,... */
+        rows++;
+        JsonObject *e = g_hash_table_lookup(by_id, GINT_TO_POINTER(atoi(c[0]) + 1));
+        if (e && llround(json_object_get_double_member(e, "ts") * 1000) == atoll(c[5]) &&
+            llround(json_object_get_double_member(e, "dur") * 1000) == atoll(c[7]) &&
+            json_object_get_int_member(e, "pid") == atoi(c[1]) / 8 + 1 &&
+            json_object_get_int_member(e, "tid") == atoi(c[1]) % 8 + 1)
+            matched++;
+        g_strfreev(c);
+    }
+    CU_ASSERT(rows > 0);
+    CU_ASSERT_EQUAL(matched, rows);
+    CU_ASSERT_EQUAL(g_hash_table_size(by_id), rows);
+    g_strfreev(lines);
+    g_free(text);
+    g_free(csv);
+    g_hash_table_destroy(by_id);
+    g_object_unref(p);
+    g_free(path);
+    result_free(&r);
+}
+
 static CU_TestInfo tests[] = {
+    { "trace.json: trace-event fields, one event per transfers.csv row", test_trace },
     { "GPUDirect off on one server: the staged-path bound", test_no_gpudirect },
     { "rail at half speed: ring at that rail's pace, hot-rail warning", test_rail_half_speed },
     { "cross-NUMA NIC: the inter-socket bound", test_cross_numa_nic },
