@@ -4,6 +4,7 @@
 #include "models/collective.h"
 #include "models/collective_hier.h"
 #include "models/gdr_staging.h"
+#include "models/workload_train.h"
 #include "models/schedule_io.h"
 #include <errno.h>
 #include <string.h>
@@ -20,6 +21,7 @@ struct wl_ctx {
     uint8_t prio;
     simtime_t start;
     GArray *after;             /* transfer ids the roots wait for */
+    GArray *job_of;            /* workload number -> its (first) job */
 };
 
 static const char *wl_get(const struct wl_ctx *c, const char *key)
@@ -334,7 +336,7 @@ static gboolean collect_after(struct wl_ctx *c, GPtrArray *names, GError **err)
         return TRUE;
     for (guint i = 0; i < names->len; i++)
         if (!strcmp(g_ptr_array_index(names, i), after)) {
-            GArray *sinks = schedule_job_sinks(c->sched, i);
+            GArray *sinks = schedule_job_sinks(c->sched, g_array_index(c->job_of, uint32_t, i));
             g_array_append_vals(c->after, sinks->data, sinks->len);
             g_array_free(sinks, TRUE);
             return TRUE;
@@ -366,10 +368,11 @@ struct schedule *workload_build_all(const struct scenario *sc, const struct topo
     }
     struct schedule *sched = schedule_new();
     GPtrArray *names = g_ptr_array_new();
+    GArray *job_of = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     gboolean ok = TRUE;
     for (guint i = 0; i < sc->workloads->len && ok; i++) {
         struct wl_ctx c = { .sc = sc, .topo = topo, .sched = sched, .w = g_ptr_array_index(sc->workloads, i),
-                            .index = i, .prio = sc->data_priority };
+                            .index = sched->jobs->len, .prio = sc->data_priority, .job_of = job_of };
         c.group = g_strdup_printf("workload %s", c.w->name);
         c.after = g_array_new(FALSE, FALSE, sizeof(uint32_t));
         const char *v;
@@ -402,15 +405,19 @@ struct schedule *workload_build_all(const struct scenario *sc, const struct topo
                 scenario_key_error(err, sc, c.group, "kind", kind,
                                    "a schedule file must be the scenario's only workload");
                 ok = FALSE;
+            } else if (!strcmp(kind, "train")) {
+                ok = train_build(sc, topo, sched, c.w, c.prio, c.start, (const uint32_t *)c.after->data, c.after->len, err);
             } else {
                 ok = build_collective(&c, err); /* the scenario loader admits only known kinds */
             }
         }
         g_ptr_array_add(names, c.w->name);
+        g_array_append_val(job_of, c.index);
         g_array_free(c.after, TRUE);
         g_free(c.group);
     }
     g_ptr_array_free(names, TRUE);
+    g_array_free(job_of, TRUE);
     if (!ok) {
         schedule_free(sched);
         return NULL;

@@ -220,6 +220,8 @@ static const struct kind_keys workload_kinds[] = {
     { "broadcast", "ranks! size! algorithm chunk channels iterations compute root" },
     { "alltoall", "ranks! size! algorithm chunk channels iterations compute" },
     { "sendrecv", "ranks! size! algorithm chunk channels iterations compute peer" },
+    { "train", "ranks tp pp dp ep microbatches layers hidden seq batch dtype_bytes activation_bytes layer_params "
+               "bucket fsdp fwd bwd" },
     { NULL, NULL },
 };
 static const struct kind_keys fault_kinds[] = {
