@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "models/nccl_topo.h"
 #include "sim/units.h"
 
 /* Presets, as scenario text so they go through the same parser as user keys.
@@ -50,7 +51,7 @@ const char *server_preset_names(void) { return "dgx-h100|dgx-a100|hgx-8x4"; }
 static const char *const server_keys[] = {
     "preset", "gpus", "nics", "pcie_switches", "sockets", "nic_rate", "nvlink_rate", "nvlink_latency",
     "pcie_gen", "pcie_width", "pcie_latency", "socket_link_rate", "socket_link_latency", "host_memory_rate", "gpu_pcie",
-    "nic_pcie", "pcie_socket", NULL,
+    "nic_pcie", "pcie_socket", "import", NULL,
 };
 static const char *const cluster_keys[] = { "servers", "rail_group", NULL };
 
@@ -61,29 +62,31 @@ uint64_t server_pcie_rate(uint32_t gen, uint32_t width)
     return (uint64_t)((double)gts[gen] * 1e6 * width * enc * 256.0 / 280.0);
 }
 
-static const char *lookup(const struct named_section *n, const char *const (*kv)[2], const char *key)
-{
-    const char *v = n ? g_hash_table_lookup(n->keys, key) : NULL;
-    if (v)
-        return v;
-    for (int i = 0; kv && kv[i][0]; i++)
-        if (!strcmp(kv[i][0], key))
-            return kv[i][1];
-    return NULL;
-}
-
 struct reader {
     const struct scenario *s;
     const struct named_section *sec;
     const char *group;
-    const char *const (*kv)[2];
+    const char *const (*kv)[2];  /* the preset */
+    GHashTable *imported;        /* the layout of `import`, or NULL */
     GError **err;
     bool ok;
 };
 
+/* A key's text: the section's own, else the imported layout's, else the preset's. */
+static const char *value_of(const struct reader *r, const char *key)
+{
+    const char *v = r->sec ? g_hash_table_lookup(r->sec->keys, key) : NULL;
+    if (!v && r->imported)
+        v = g_hash_table_lookup(r->imported, key);
+    for (int i = 0; !v && r->kv && r->kv[i][0]; i++)
+        if (!strcmp(r->kv[i][0], key))
+            v = r->kv[i][1];
+    return v;
+}
+
 static uint32_t get_uint(struct reader *r, const char *key, uint32_t lo, uint32_t hi, uint32_t deflt)
 {
-    const char *v = lookup(r->sec, r->kv, key);
+    const char *v = value_of(r, key);
     if (!r->ok || !v)
         return deflt;
     char *end;
@@ -99,7 +102,7 @@ static uint32_t get_uint(struct reader *r, const char *key, uint32_t lo, uint32_
 
 static uint64_t get_rate(struct reader *r, const char *key)
 {
-    const char *v = lookup(r->sec, r->kv, key);
+    const char *v = value_of(r, key);
     uint64_t x = 0;
     char *why = NULL;
     if (!r->ok)
@@ -117,7 +120,7 @@ static uint64_t get_rate(struct reader *r, const char *key)
 
 static simtime_t get_time(struct reader *r, const char *key)
 {
-    const char *v = lookup(r->sec, r->kv, key);
+    const char *v = value_of(r, key);
     simtime_t x = 0;
     char *why = NULL;
     if (!r->ok)
@@ -138,7 +141,7 @@ static void get_list(struct reader *r, const char *key, uint32_t n, uint32_t lim
 {
     for (uint32_t i = 0; i < n; i++)
         out[i] = (uint32_t)((uint64_t)i * limit / n);
-    const char *v = lookup(r->sec, NULL, key);
+    const char *v = value_of(r, key);
     if (!r->ok || !v)
         return;
     char **f = g_strsplit(v, ",", -1);
@@ -183,10 +186,10 @@ gboolean server_load(const struct scenario *s, struct server_desc *sd, struct cl
 {
     memset(sd, 0, sizeof *sd);
     memset(cd, 0, sizeof *cd);
-    struct reader r = { s, s->server, "server", NULL, err, true };
+    struct reader r = { s, s->server, "server", NULL, NULL, err, true };
     if (!check_keys(&r, server_keys))
         return FALSE;
-    const char *pn = lookup(s->server, NULL, "preset");
+    const char *pn = s->server ? g_hash_table_lookup(s->server->keys, "preset") : NULL;
     if (pn) {
         for (size_t i = 0; i < G_N_ELEMENTS(presets); i++)
             if (!strcmp(presets[i].name, pn))
@@ -197,6 +200,24 @@ gboolean server_load(const struct scenario *s, struct server_desc *sd, struct cl
         }
     }
     sd->preset = g_strdup(pn ? pn : "");
+    const char *imp = s->server ? g_hash_table_lookup(s->server->keys, "import") : NULL;
+    if (imp) {
+        char *path = g_path_is_absolute(imp) ? g_strdup(imp) : g_build_filename(s->dir, imp, NULL), *text = NULL, *why = NULL;
+        GError *e = NULL;
+        if (!g_file_get_contents(path, &text, NULL, &e)) {
+            scenario_key_error(err, s, "server", "import", imp, "cannot read: %s", e->message);
+            g_error_free(e);
+        } else if (!(r.imported = nccl_topo_import(text, &why))) {
+            scenario_key_error(err, s, "server", "import", imp, "%s", why);
+            g_free(why);
+        }
+        g_free(text);
+        g_free(path);
+        if (!r.imported) {
+            server_desc_clear(sd);
+            return FALSE;
+        }
+    }
     sd->gpus = get_uint(&r, "gpus", 1, SERVER_MAX_GPUS, 8);
     sd->nics = get_uint(&r, "nics", 1, SERVER_MAX_NICS, sd->gpus);
     sd->pcie_switches = get_uint(&r, "pcie_switches", 1, SERVER_MAX_GPUS, 1);
@@ -228,7 +249,9 @@ gboolean server_load(const struct scenario *s, struct server_desc *sd, struct cl
     get_list(&r, "nic_pcie", sd->nics, sd->pcie_switches, "PCIe switch", sd->nic_pcie);
     get_list(&r, "pcie_socket", sd->pcie_switches, sd->sockets, "socket", sd->pcie_socket);
 
-    struct reader c = { s, s->cluster, "cluster", NULL, err, r.ok };
+    if (r.imported)
+        g_hash_table_unref(r.imported);
+    struct reader c = { s, s->cluster, "cluster", NULL, NULL, err, r.ok };
     if (r.ok && !check_keys(&c, cluster_keys))
         r.ok = false;
     cd->servers = get_uint(&c, "servers", 1, 65536, 1);
