@@ -2,7 +2,8 @@
 #include <string.h>
 #include "sim/units.h"
 
-static const char *const layer_names[] = { "nvlink", "pcie", "socket-link", "host-memory", "nic", "leaf", "spine" };
+static const char *const layer_names[] = { "nvlink", "pcie", "socket-link", "host-memory", "nic", "leaf",
+                                           "aggregation", "spine" };
 #define NLAYERS (sizeof layer_names / sizeof *layer_names)
 
 static int layer_index(const struct topology *t, uint32_t port)
@@ -23,8 +24,10 @@ static int layer_index(const struct topology *t, uint32_t port)
         return 4;
     if (a == LAYER_LEAF)
         return 5;
-    if (a == LAYER_SPINE)
+    if (a == LAYER_AGG)
         return 6;
+    if (a == LAYER_SPINE)
+        return 7;
     return -1;
 }
 

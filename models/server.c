@@ -53,7 +53,7 @@ static const char *const server_keys[] = {
     "pcie_gen", "pcie_width", "pcie_latency", "socket_link_rate", "socket_link_latency", "host_memory_rate", "gpu_pcie",
     "nic_pcie", "pcie_socket", "import", NULL,
 };
-static const char *const cluster_keys[] = { "servers", "rail_group", NULL };
+static const char *const cluster_keys[] = { "servers", "rail_group", "k", NULL };
 
 uint64_t server_pcie_rate(uint32_t gen, uint32_t width)
 {
@@ -256,6 +256,13 @@ gboolean server_load(const struct scenario *s, struct server_desc *sd, struct cl
         r.ok = false;
     cd->servers = get_uint(&c, "servers", 1, 65536, 1);
     cd->rail_group = get_uint(&c, "rail_group", 1, 65536, cd->servers);
+    cd->k = get_uint(&c, "k", 2, 256, 8);
+    if (c.ok && cd->k % 2) {
+        char v[16];
+        snprintf(v, sizeof v, "%u", cd->k);
+        scenario_key_error(err, s, "cluster", "k", v, "expected an even number of ports per fat-tree switch");
+        c.ok = false;
+    }
     if (!r.ok || !c.ok) {
         server_desc_clear(sd);
         return FALSE;

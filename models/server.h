@@ -46,6 +46,7 @@ struct server_desc {
 struct cluster_desc {
     uint32_t servers;
     uint32_t rail_group;               /* servers whose NIC i share rail i's leaf */
+    uint32_t k;                        /* fat-tree: ports per switch (even) */
 };
 
 /* Usable PCIe bandwidth per direction: lanes x transfer rate x line encoding (128b/130b for

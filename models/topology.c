@@ -370,7 +370,7 @@ struct topology *topology_build(const struct scenario *s, GError **err)
     struct topology *t = NULL;
     GArray *routes = NULL;
     char *path = NULL;
-    if (s->server || s->cluster || s->topo == TOPO_RAIL) {
+    if (s->server || s->cluster || s->topo == TOPO_RAIL || s->topo == TOPO_FATTREE) {
         if (!(t = topology_servers_build(s, err)))
             return NULL;
     } else if (s->topo == TOPO_LEAF_SPINE) {

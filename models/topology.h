@@ -13,7 +13,7 @@ enum node_kind { NODE_HOST = 0, NODE_SWITCH };
  * inside of a multi-GPU server (models/server.h) has the others. */
 enum node_layer {
     LAYER_FABRIC = 0, LAYER_GPU, LAYER_HUB, LAYER_NVSWITCH, LAYER_PCIE, LAYER_SOCKET, LAYER_NIC,
-    LAYER_LEAF, LAYER_SPINE, LAYER_MEM, LAYER_BOUNCE,
+    LAYER_LEAF, LAYER_SPINE, LAYER_MEM, LAYER_BOUNCE, LAYER_AGG,
 };
 
 struct topo_port {

@@ -4,7 +4,9 @@
  * rail-optimised: NIC r of every server of rail group k (servers k*G .. k*G+G-1, G =
  * [cluster] rail_group) is on leaf "rail<r>.leaf<k>"; every leaf has an uplink to each of the
  * [topology] spines. leaf-spine: the NIC ports, server by server, fill [topology]
- * hosts_per_leaf ports per leaf.
+ * hosts_per_leaf ports per leaf. fat-tree: the 3-tier k-ary fat-tree of [cluster] k-port
+ * switches (k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 cores, every link at
+ * fabric_rate), the NIC ports filling the edge switches' k/2 down ports in order.
  *
  * Routing: every switch forwards toward a GPU along the paths of least cost, a link costing
  * the time to move 64 KiB over it plus its latency; equal-cost next hops form an ECMP set.
@@ -58,12 +60,25 @@ struct topology *topology_servers_build(const struct scenario *s, GError **err)
         return NULL;
     }
     const uint32_t S = cd.servers, G = sd.gpus, N = sd.nics;
-    const bool rail = s->topo == TOPO_RAIL;
+    const bool rail = s->topo == TOPO_RAIL, fat = s->topo == TOPO_FATTREE;
+    const uint32_t half = cd.k / 2;
     uint32_t groups = (S + cd.rail_group - 1) / cd.rail_group;
     uint32_t nleaves = rail ? groups * N : (S * N + s->hosts_per_leaf - 1) / s->hosts_per_leaf;
     uint32_t nspines = nleaves > 1 ? s->spines : 0;
+    if (fat && (uint64_t)S * N > (uint64_t)cd.k * half * half) {
+        char v[16];
+        snprintf(v, sizeof v, "%u", cd.k);
+        scenario_key_error(err, s, "cluster", "k", v, "a fat-tree of %u-port switches has %u host ports: %u NICs do not fit",
+                           cd.k, cd.k * half * half, S * N);
+        server_desc_clear(&sd);
+        return NULL;
+    }
+    if (fat) { /* k pods of k/2 edge and k/2 aggregation switches, (k/2)^2 cores */
+        nleaves = cd.k * half;
+        nspines = half * half;
+    }
     /* rails of one group meet inside the servers (over NVLink), so they need no spine */
-    if ((rail ? groups : nleaves) > 1 && nspines == 0) {
+    if (!fat && (rail ? groups : nleaves) > 1 && nspines == 0) {
         scenario_key_error(err, s, "topology", "spines", "0", "%u leaves need at least one spine", nleaves);
         server_desc_clear(&sd);
         return NULL;
@@ -131,20 +146,31 @@ struct topology *topology_servers_build(const struct scenario *s, GError **err)
     for (uint32_t l = 0; l < nleaves; l++) {
         if (rail)
             node(&b, NODE_SWITCH, LAYER_LEAF, 0, l % N, "rail%u.leaf%u", l % N, l / N);
+        else if (fat)
+            node(&b, NODE_SWITCH, LAYER_LEAF, 0, 0, "pod%u.edge%u", l / half, l % half);
         else
             node(&b, NODE_SWITCH, LAYER_LEAF, 0, 0, "leaf%u", l);
     }
+    uint32_t agg0 = b.nodes->len;
+    for (uint32_t a = 0; fat && a < cd.k * half; a++)
+        node(&b, NODE_SWITCH, LAYER_AGG, 0, 0, "pod%u.agg%u", a / half, a % half);
     uint32_t spine0 = b.nodes->len;
     for (uint32_t sp = 0; sp < nspines; sp++)
-        node(&b, NODE_SWITCH, LAYER_SPINE, 0, 0, "spine%u", sp);
+        node(&b, NODE_SWITCH, LAYER_SPINE, 0, 0, fat ? "core%u" : "spine%u", sp);
     for (uint32_t v = 0; v < S; v++)
         for (uint32_t r = 0; r < N; r++) {
-            uint32_t leaf = rail ? (v / cd.rail_group) * N + r : (v * N + r) / s->hosts_per_leaf;
+            uint32_t leaf = rail ? (v / cd.rail_group) * N + r : (v * N + r) / (fat ? half : s->hosts_per_leaf);
             link(&b, nic_node[v * N + r], leaf0 + leaf, inst[v].nic_rate[r], s->host_link_delay);
         }
-    for (uint32_t l = 0; l < nleaves; l++)
+    for (uint32_t l = 0; l < nleaves && !fat; l++)
         for (uint32_t sp = 0; sp < nspines; sp++)
             link(&b, leaf0 + l, spine0 + sp, s->fabric_rate, s->link_delay);
+    for (uint32_t l = 0; l < nleaves && fat; l++) /* edge -> every aggregation switch of its pod */
+        for (uint32_t a = 0; a < half; a++)
+            link(&b, leaf0 + l, agg0 + (l / half) * half + a, s->fabric_rate, s->link_delay);
+    for (uint32_t a = 0; a < cd.k * half && fat; a++) /* aggregation j of a pod -> cores j*k/2 .. */
+        for (uint32_t c = 0; c < half; c++)
+            link(&b, agg0 + a, spine0 + (a % half) * half + c, s->fabric_rate, s->link_delay);
 
     struct topology *t = g_new0(struct topology, 1);
     t->nhosts = S * G;
@@ -160,8 +186,8 @@ struct topology *topology_servers_build(const struct scenario *s, GError **err)
     t->gpus_per_server = G;
     t->nics_per_server = N;
     t->rails = rail ? N : 0;
-    uint32_t down = rail ? (S < cd.rail_group ? S : cd.rail_group) : s->hosts_per_leaf;
-    double up = (double)nspines * (double)s->fabric_rate;
+    uint32_t down = rail ? (S < cd.rail_group ? S : cd.rail_group) : fat ? half : s->hosts_per_leaf;
+    double up = (double)(fat ? half : nspines) * (double)s->fabric_rate;
     t->oversubscription = up > 0 ? (double)down * (double)sd.nic_rate / up : 0;
     g_free(nic_node);
     g_free(inst);

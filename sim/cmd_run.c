@@ -613,7 +613,12 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
     const struct topology *t = n->topo;
     char a[32], b[32], c[32], d[32];
     printf("rocesim %s  %s  (seed %" G_GUINT64_FORMAT ")\n", ROCESIM_VERSION, sc->name, sc->seed);
-    if (sc->topo == TOPO_LEAF_SPINE)
+    if (t->servers)
+        printf("  %-12s %u servers x %u GPUs, %u NICs each, %s, %u switches (inside servers included), %.2f:1 "
+               "oversubscription\n", "fabric", t->servers, t->gpus_per_server, t->nics_per_server,
+               t->rails ? "rail-optimised" : sc->topo == TOPO_FATTREE ? "fat-tree" : "leaf-spine", t->nnodes - t->nhosts,
+               t->oversubscription);
+    else if (sc->topo == TOPO_LEAF_SPINE)
         printf("  %-12s %u hosts, %u switches, %s hosts, %s fabric, %.2f:1 oversubscription\n", "fabric", t->nhosts,
                t->nnodes - t->nhosts, units_format_rate(sc->host_rate, a, sizeof a),
                units_format_rate(sc->fabric_rate, b, sizeof b), t->oversubscription);

@@ -29,7 +29,7 @@ static const struct keydef keys[] = {
     { "scenario", "seed", K_UINT, F(seed), "1", NULL, 0, 1.8e19, 8 },
     { "scenario", "stop", K_TIME, F(stop), "1s", NULL, 0, 0, 0 },
 
-    { "topology", "kind", K_ENUM, F(topo), "leaf-spine", "leaf-spine|edges|rail-optimised", 0, 0, 0 },
+    { "topology", "kind", K_ENUM, F(topo), "leaf-spine", "leaf-spine|edges|rail-optimised|fat-tree", 0, 0, 0 },
     { "topology", "leaves", K_UINT, F(leaves), "2", NULL, 1, 4096, 4 },
     { "topology", "spines", K_UINT, F(spines), "2", NULL, 0, 4096, 4 },
     { "topology", "hosts_per_leaf", K_UINT, F(hosts_per_leaf), "8", NULL, 1, 4096, 4 },

@@ -10,7 +10,7 @@
 #define SCENARIO_ERROR scenario_error_quark()
 GQuark scenario_error_quark(void);
 
-enum topo_kind { TOPO_LEAF_SPINE = 0, TOPO_EDGES, TOPO_RAIL };
+enum topo_kind { TOPO_LEAF_SPINE = 0, TOPO_EDGES, TOPO_RAIL, TOPO_FATTREE };
 enum cc_kind { CC_NONE = 0, CC_DCQCN, CC_DCTCP, CC_TIMELY };
 enum ecn_mark_at { MARK_DEQUEUE = 0, MARK_ENQUEUE };
 /* gated: ConnectX firmware (periodic alpha, gated decrease); paper: SIGCOMM 2015 (each CNP cuts);

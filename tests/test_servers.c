@@ -101,7 +101,7 @@ static void check_rails(const char *servers, const char *ranks)
     CU_ASSERT_EQUAL(tx_bytes(&r, "spine", NULL), 0);
     double total = tx_bytes(&r, "leaf", NULL), lo = INFINITY, hi = 0;
     for (int rail = 0; rail < 8; rail++) {
-        char name[16];
+        char name[32];
         snprintf(name, sizeof name, "rail%d.", rail);
         double b = tx_bytes(&r, name, NULL);
         lo = fmin(lo, b);
@@ -291,7 +291,40 @@ static void test_trace(void)
     result_free(&r);
 }
 
+/* kind = fat-tree, k = 8: 8 pods of 4 edge and 4 aggregation switches, 16 cores; the 32
+ * NICs of 4 servers fill the first 8 edge switches (pods 0 and 1). The ring crosses from
+ * pod 0 to pod 1 through the cores, so core links carry traffic, and with ECMP on 400 Gb/s
+ * links the ring stays below the NICs' bound. */
+static void test_fat_tree(void)
+{
+    const char *sets[] = { "--set", "topology.kind=fat-tree", "--set", "cluster.servers=4", "--set", "cluster.k=8",
+                           "--set", "workload.ar.ranks=0-3:0-7", "--set", "workload.ar.size=32MiB", NULL };
+    struct result r = run("servers/rail.ini", sets);
+    char *path = g_build_filename(r.dir, "out", "topology.csv", NULL), *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    char **lines = g_strsplit(text, "\n", -1); /* node,port,peer,...: one line per port */
+    guint edges = 0, aggs = 0, cores = 0;
+    for (int i = 1; lines[i]; i++) {
+        edges += g_str_has_prefix(lines[i], "pod") && strstr(lines[i], ".edge") < strchr(lines[i], ',') &&
+                 strstr(lines[i], ".edge") != NULL;
+        aggs += g_str_has_prefix(lines[i], "pod") && strstr(lines[i], ".agg") != NULL &&
+                strstr(lines[i], ".agg") < strchr(lines[i], ',');
+        cores += g_str_has_prefix(lines[i], "core");
+    }
+    g_strfreev(lines);
+    g_free(text);
+    g_free(path);
+    /* ports: edge 4 down + 4 up (only the 8 used edges have down links), agg 8, core 8 */
+    CU_ASSERT_EQUAL(edges, 8 * 4 + 32 * 4);
+    CU_ASSERT_EQUAL(aggs, 32 * 8);
+    CU_ASSERT_EQUAL(cores, 16 * 8);
+    CU_ASSERT(tx_bytes(&r, "core", NULL) > 0);
+    CU_ASSERT(job_value(&r, "busbw_GBps") < 8 * eff_Bps(400e9) / 1e9);
+    result_free(&r);
+}
+
 static CU_TestInfo tests[] = {
+    { "fat-tree k = 8: pods, aggregation and cores, traffic through the cores", test_fat_tree },
     { "trace.json: trace-event fields, one event per transfers.csv row", test_trace },
     { "GPUDirect off on one server: the staged-path bound", test_no_gpudirect },
     { "rail at half speed: ring at that rail's pace, hot-rail warning", test_rail_half_speed },
