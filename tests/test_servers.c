@@ -323,7 +323,26 @@ static void test_fat_tree(void)
     result_free(&r);
 }
 
+/* AllToAll over 2 servers x 8 GPUs (S = 64 MiB per GPU, S/16 to each peer): a GPU sends 8/16
+ * of its buffer to the other server, so a server puts 8 x S/2 = 4S on its 8 NICs:
+ * T = 4S / (8 x B_nic), algbw = S/T = 2 B_nic, busbw = algbw x 15/16 (nccl-tests). The
+ * routes relay every remote chunk over NVLink to the GPU on the destination's rail (PXN):
+ * no spine bytes, every rail the same load. */
+static void test_alltoall_pxn(void)
+{
+    const char *sets[] = { "--set", "workload.ar.kind=alltoall", "--set", "workload.ar.size=64MiB", NULL };
+    struct result r = run("servers/rail.ini", sets);
+    const double bound = 2 * eff_Bps(400e9) * 15 / 16 / 1e9;
+    double busbw = job_value(&r, "busbw_GBps");
+    printf("\n    alltoall: busbw %.2f GB/s (NIC bound %.2f GB/s, %+.2f %%) ", busbw, bound, 100 * (busbw / bound - 1));
+    CU_ASSERT(fabs(busbw - bound) <= 0.05 * bound);
+    CU_ASSERT_EQUAL(tx_bytes(&r, "spine", NULL), 0);
+    CU_ASSERT(tx_bytes(&r, "nvswitch", NULL) > 0);
+    result_free(&r);
+}
+
 static CU_TestInfo tests[] = {
+    { "AllToAll across servers: PXN over NVLink keeps it on the rails", test_alltoall_pxn },
     { "fat-tree k = 8: pods, aggregation and cores, traffic through the cores", test_fat_tree },
     { "trace.json: trace-event fields, one event per transfers.csv row", test_trace },
     { "GPUDirect off on one server: the staged-path bound", test_no_gpudirect },
