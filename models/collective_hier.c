@@ -1,5 +1,6 @@
 #include "models/collective_hier.h"
 #include <errno.h>
+#include "models/collective.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -113,4 +114,44 @@ uint32_t *hier_ring_order(const struct topology *t, const uint32_t *ranks, uint3
     }
     g_free(m);
     return ring;
+}
+
+void hier_tree(const struct topology *t, const uint32_t *ranks, uint32_t n, uint32_t channels, int **parent_out,
+               int **child_out)
+{
+    const int A = COLLECTIVE_TREE_ARITY;
+    uint32_t *ring = hier_ring_order(t, ranks, n, channels);
+    int *parent = g_new(int, (size_t)channels * n), *child = g_new(int, (size_t)channels * n * A);
+    uint32_t *head = g_new(uint32_t, n), *start = g_new(uint32_t, n + 1);
+    for (uint32_t c = 0; c < channels; c++) {
+        const uint32_t *o = ring + (size_t)c * n;
+        int *par = parent + (size_t)c * n, *ch = child + (size_t)c * n * A;
+        for (size_t i = 0; i < (size_t)n * A; i++)
+            ch[i] = -1;
+        /* the ring order lists each server's GPUs together: cut it into chains */
+        uint32_t ns = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (i == 0 || ranks[o[i]] / t->gpus_per_server != ranks[o[i - 1]] / t->gpus_per_server) {
+                start[ns] = i;
+                head[ns++] = o[i];
+            }
+        start[ns] = n;
+        for (uint32_t k = 0; k < ns; k++)
+            for (uint32_t i = start[k] + 1; i < start[k + 1]; i++) {
+                par[o[i]] = (int)o[i - 1];
+                ch[(size_t)o[i - 1] * A + 2] = (int)o[i];
+            }
+        for (uint32_t k = 0; k < ns; k++) {
+            int p, cc[2];
+            collective_dtree(ns, (int)(c % 2), k, &p, cc);
+            par[head[k]] = p < 0 ? -1 : (int)head[p];
+            for (int j = 0; j < 2; j++)
+                ch[(size_t)head[k] * A + j] = cc[j] < 0 ? -1 : (int)head[cc[j]];
+        }
+    }
+    g_free(ring);
+    g_free(head);
+    g_free(start);
+    *parent_out = parent;
+    *child_out = child;
 }

@@ -18,6 +18,13 @@ uint32_t *hier_parse_gpus(const struct topology *t, const char *text, uint32_t *
  * the channel's inter-server bytes stay on rail c. */
 uint32_t *hier_ring_order(const struct topology *t, const uint32_t *ranks, uint32_t n, uint32_t channels);
 
+/* NCCL's trees over servers (channels x n parents, channels x n x COLLECTIVE_TREE_ARITY
+ * children, g_free both): on channel c the GPUs of a server form a chain in the order of the
+ * channel's ring (from the GPU of NIC c), and the chains' heads form NCCL's double binary
+ * tree over the servers (tree c % 2), so every inter-server edge of channel c is on rail c. */
+void hier_tree(const struct topology *t, const uint32_t *ranks, uint32_t n, uint32_t channels, int **parent,
+               int **child);
+
 /* TRUE when the ranks are GPUs of more than one server. */
 gboolean hier_spans_servers(const struct topology *t, const uint32_t *ranks, uint32_t n);
 

@@ -300,18 +300,28 @@ static gboolean build_collective(struct wl_ctx *c, GError **err)
         spec.chunk = collective_tree_chunk(spec.size, spec.channels, spec.nranks);
     /* GPUs of several servers: NCCL's rings, one channel per NIC unless `channels` says */
     uint32_t *ring = NULL;
+    int *tparent = NULL, *tchild = NULL;
     if (ok && c->topo->servers && hier_spans_servers(c->topo, ranks.ids, ranks.n)) {
         if (!wl_get(c, "channels"))
             spec.channels = c->topo->nics_per_server;
         if (spec.algorithm == COLL_ALGO_RING)
             spec.ring_order = ring = hier_ring_order(c->topo, ranks.ids, ranks.n, spec.channels);
+        if (spec.algorithm == COLL_ALGO_TREE) {
+            hier_tree(c->topo, ranks.ids, ranks.n, spec.channels, &tparent, &tchild);
+            spec.tree_parent = tparent;
+            spec.tree_child = tchild;
+        }
     }
     if (ok && !collective_build(c->sched, &spec, &e)) {
         g_free(ring);
+        g_free(tparent);
+        g_free(tchild);
         hostlist_clear(&ranks);
         goto cerr;
     }
     g_free(ring);
+    g_free(tparent);
+    g_free(tchild);
     hostlist_clear(&ranks);
     return ok;
 cerr:

@@ -341,7 +341,35 @@ static void test_alltoall_pxn(void)
     result_free(&r);
 }
 
+/* NCCL's tree over 2 servers: on channel c the GPUs of a server are a chain from the GPU of
+ * NIC c, and the heads form the double binary tree over the servers. Each channel's S/8
+ * crosses the servers once up and once down, on rail c: a rail's NIC <-> leaf ports send
+ * 2 directions x 2 hops x S/8 of payload (plus frame headers and ACKs, < 5 %), nothing
+ * touches a spine. */
+static void test_tree_over_servers(void)
+{
+    const char *sets[] = { "--set", "workload.ar.algorithm=tree", NULL };
+    struct result r = run("servers/rail.ini", sets);
+    const double S = 134217728.0, per_rail = 4 * S / 8;
+    CU_ASSERT_EQUAL(tx_bytes(&r, "spine", NULL), 0);
+    char *path = g_build_filename(r.dir, "out", "rails.csv", NULL), *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    char **lines = g_strsplit(text, "\n", -1); /* rail,tx_bytes,share,utilisation,hot */
+    int rails = 0;
+    for (int i = 1; lines[i] && *lines[i]; i++, rails++) {
+        double b = g_ascii_strtod(strchr(lines[i], ',') + 1, NULL);
+        CU_ASSERT(b >= per_rail && b <= 1.05 * per_rail);
+    }
+    CU_ASSERT_EQUAL(rails, 8);
+    g_strfreev(lines);
+    g_free(text);
+    g_free(path);
+    printf("\n    tree: busbw %.2f GB/s ", job_value(&r, "busbw_GBps"));
+    result_free(&r);
+}
+
 static CU_TestInfo tests[] = {
+    { "NCCL tree over servers: chains on NVLink, inter-server edges on their rail", test_tree_over_servers },
     { "AllToAll across servers: PXN over NVLink keeps it on the rails", test_alltoall_pxn },
     { "fat-tree k = 8: pods, aggregation and cores, traffic through the cores", test_fat_tree },
     { "trace.json: trace-event fields, one event per transfers.csv row", test_trace },
