@@ -25,8 +25,31 @@ static gboolean range(const char *t, uint32_t limit, uint32_t *lo, uint32_t *hi)
     return TRUE;
 }
 
+/* "packed:N" (the first N GPUs, server by server) or "rail:N" (rank i on server i mod S, GPU
+ * i / S: consecutive ranks on one rail). */
+static uint32_t *placement(const struct topology *t, const char *text, uint32_t *n, char **why)
+{
+    const uint32_t S = t->servers, total = S * t->gpus_per_server;
+    gboolean rail = g_str_has_prefix(text, "rail:");
+    const char *num = strchr(text, ':') + 1;
+    char *end;
+    errno = 0;
+    unsigned long k = strtoul(num, &end, 10);
+    if (errno || end == num || *end || k == 0 || k > total) {
+        *why = g_strdup_printf("expected packed:N or rail:N with N from 1 to %u GPUs", total);
+        return NULL;
+    }
+    uint32_t *ids = g_new(uint32_t, k);
+    for (uint32_t i = 0; i < k; i++)
+        ids[i] = rail ? (i % S) * t->gpus_per_server + i / S : i;
+    *n = (uint32_t)k;
+    return ids;
+}
+
 uint32_t *hier_parse_gpus(const struct topology *t, const char *text, uint32_t *n, char **why)
 {
+    if (g_str_has_prefix(text, "packed:") || g_str_has_prefix(text, "rail:"))
+        return placement(t, text, n, why);
     GArray *out = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     char **items = g_strsplit(text, ",", -1);
     gboolean ok = items[0] != NULL;
@@ -51,7 +74,7 @@ uint32_t *hier_parse_gpus(const struct topology *t, const char *text, uint32_t *
     g_strfreev(items);
     if (!ok) {
         *why = g_strdup_printf("expected GPUs as SERVER:GPU ranges such as 0:0-7,1:0-7 or 0-%u:0-%u (servers 0-%u, "
-                               "GPUs 0-%u per server), or GPU ids 0-%u",
+                               "GPUs 0-%u per server), GPU ids 0-%u, or a placement packed:N or rail:N",
                                t->servers - 1, t->gpus_per_server - 1, t->servers - 1, t->gpus_per_server - 1,
                                t->servers * t->gpus_per_server - 1);
         g_array_free(out, TRUE);

@@ -7,8 +7,9 @@
 #include <stdint.h>
 #include "models/topology.h"
 
-/* "0:0-7,1:0-3" or "0-3:0-7" (servers x GPUs), or plain host ids: GPU host ids in the given
- * order, or NULL with *why saying what was expected. */
+/* "0:0-7,1:0-3" or "0-3:0-7" (servers x GPUs), plain GPU ids, or a placement policy:
+ * "packed:N" (the first N GPUs, server by server) or "rail:N" (rank i on server i mod S, GPU
+ * i / S). GPU host ids in rank order, or NULL with *why saying what was expected. */
 uint32_t *hier_parse_gpus(const struct topology *t, const char *text, uint32_t *n, char **why);
 
 /* The ring of every channel (channels x n rank indices, g_free it): ranks grouped by server in

@@ -1,6 +1,7 @@
 /* The training-step generator (models/workload_train.c): bytes per parallelism dimension
  * against the hand-computed volume of a small plan, TP traffic inside servers, and the 1F1B
  * order of the pipeline stages in the dependency graph. */
+#include "models/collective_hier.h"
 #include "models/schedule.h"
 #include "models/topology.h"
 #include "models/workload.h"
@@ -153,7 +154,35 @@ static void test_one_f_one_b(void)
     built_free(&b);
 }
 
+/* Rank placement: a server:gpu list, packed:N and rail:N on 2 servers of 8 GPUs. */
+static void test_placement(void)
+{
+    struct built b = build(NULL);
+    char *why = NULL;
+    uint32_t n = 0, *ids = hier_parse_gpus(b.t, "1:2-3,0:7", &n, &why);
+    CU_ASSERT_EQUAL_FATAL(n, 3);
+    CU_ASSERT(ids[0] == 10 && ids[1] == 11 && ids[2] == 7);
+    g_free(ids);
+    ids = hier_parse_gpus(b.t, "packed:10", &n, &why);
+    CU_ASSERT_EQUAL_FATAL(n, 10);
+    CU_ASSERT(ids[0] == 0 && ids[7] == 7 && ids[8] == 8 && ids[9] == 9);
+    g_free(ids);
+    ids = hier_parse_gpus(b.t, "rail:4", &n, &why); /* srv0.gpu0, srv1.gpu0, srv0.gpu1, srv1.gpu1 */
+    CU_ASSERT_EQUAL_FATAL(n, 4);
+    CU_ASSERT(ids[0] == 0 && ids[1] == 8 && ids[2] == 1 && ids[3] == 9);
+    g_free(ids);
+    CU_ASSERT_PTR_NULL(hier_parse_gpus(b.t, "2:0", &n, &why)); /* no server 2 */
+    CU_ASSERT(why && strstr(why, "SERVER:GPU"));
+    g_free(why);
+    why = NULL;
+    CU_ASSERT_PTR_NULL(hier_parse_gpus(b.t, "rail:17", &n, &why));
+    CU_ASSERT(why && strstr(why, "1 to 16"));
+    g_free(why);
+    built_free(&b);
+}
+
 static CU_TestInfo tests[] = {
+    { "rank placement: server:gpu lists, packed, by rail", test_placement },
     { "bytes per parallelism dimension equal the hand-computed volume", test_volumes },
     { "TP traffic never leaves a server", test_tp_inside_servers },
     { "PP dependencies follow 1F1B", test_one_f_one_b },
