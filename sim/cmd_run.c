@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "models/net.h"
 #include "models/workload.h"
+#include "analysis/breakdown.h"
 #include "analysis/layers.h"
 #include "analysis/trace.h"
 #include "analysis/pcap.h"
@@ -879,6 +880,13 @@ int run_scenario(const struct run_options *o)
         layers_write(n, end, f, fr, fig.warnings);
         if (!results_close(f, "layers.csv", &err) || (fr && !results_close(fr, "rails.csv", &err)))
             goto fail;
+        if (n->sched->colls->len) {
+            if (!(f = results_open(&rd, "collectives_breakdown.csv", &err)))
+                goto fail;
+            breakdown_write(n, ideal_transfer_ps, f);
+            if (!results_close(f, "collectives_breakdown.csv", &err))
+                goto fail;
+        }
         char *pfc_path = g_build_filename(rd.tmp, "pfc.csv", NULL);
         gboolean traced = (f = results_open(&rd, "trace.json", &err)) && trace_write(n, pfc_path, f, &err);
         g_free(pfc_path);

@@ -368,7 +368,55 @@ static void test_tree_over_servers(void)
     result_free(&r);
 }
 
+/* collectives_breakdown.csv of a run: the row's parts (inside / between servers, each unloaded
+ * and waiting, and compute) must add up to its time. */
+static void breakdown_row(const struct result *r, double *time, double *parts, double *inter)
+{
+    char *path = g_build_filename(r->dir, "out", "collectives_breakdown.csv", NULL), *text = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    char **lines = g_strsplit(text, "\n", -1);
+    CU_ASSERT_FATAL(lines[1] && *lines[1]);
+    char **c = g_strsplit(lines[1], ",", -1); /* job,iteration,time_us,n,n_inter,intra,intra_wait,inter,inter_wait,compute */
+    CU_ASSERT_FATAL(g_strv_length(c) == 10);
+    *time = g_ascii_strtod(c[2], NULL);
+    *parts = 0;
+    for (int k = 5; k < 10; k++)
+        *parts += g_ascii_strtod(c[k], NULL);
+    *inter = g_ascii_strtod(c[7], NULL) + g_ascii_strtod(c[8], NULL);
+    g_strfreev(c);
+    g_strfreev(lines);
+    g_free(text);
+    g_free(path);
+}
+
+/* On one server the critical path has no inter-server time; on 2 servers it has, and with
+ * rail 3 at half speed the inter-server share of the path grows. */
+static void test_breakdown(void)
+{
+    double t, parts, inter, t2, parts2, inter2, t3, parts3, inter3;
+    struct result r = run("servers/one-server.ini", NULL);
+    breakdown_row(&r, &t, &parts, &inter);
+    CU_ASSERT_DOUBLE_EQUAL(parts, t, 0.01);
+    CU_ASSERT_EQUAL(inter, 0);
+    result_free(&r);
+    r = run("servers/rail.ini", NULL);
+    breakdown_row(&r, &t2, &parts2, &inter2);
+    CU_ASSERT_DOUBLE_EQUAL(parts2, t2, 0.01);
+    CU_ASSERT(inter2 > 0);
+    result_free(&r);
+    const char *sets[] = { "--set", "fault.slow.kind=link-speed", "--set", "fault.slow.node=rail3",
+                           "--set", "fault.slow.rate=200Gbps", NULL };
+    r = run("servers/rail.ini", sets);
+    breakdown_row(&r, &t3, &parts3, &inter3);
+    CU_ASSERT_DOUBLE_EQUAL(parts3, t3, 0.01);
+    CU_ASSERT(inter3 / t3 > inter2 / t2);
+    printf("\n    inter-server share of the critical path: %.0f %% healthy, %.0f %% with a slow rail ",
+           100 * inter2 / t2, 100 * inter3 / t3);
+    result_free(&r);
+}
+
 static CU_TestInfo tests[] = {
+    { "collectives_breakdown.csv: the critical path adds up, inter-server share", test_breakdown },
     { "NCCL tree over servers: chains on NVLink, inter-server edges on their rail", test_tree_over_servers },
     { "AllToAll across servers: PXN over NVLink keeps it on the rails", test_alltoall_pxn },
     { "fat-tree k = 8: pods, aggregation and cores, traffic through the cores", test_fat_tree },
