@@ -68,11 +68,12 @@ struct server_inst {
     uint64_t uplink_rate[SERVER_MAX_GPUS];   /* PCIe switch -> socket */
     uint64_t nic_rate[SERVER_MAX_NICS];      /* fabric port (link-speed) */
     bool nvlink_down[SERVER_MAX_GPUS];
+    bool nic_down[SERVER_MAX_NICS];          /* no fabric link (nic-down) */
     bool no_gpudirect;
 };
 
 /* Every server as built: sd for all, then the [fault] sections of kinds nic-numa,
- * pcie-width, link-speed, nvlink-down and no-gpudirect, whose node names a server part
+ * pcie-width, link-speed, nic-down, nvlink-down and no-gpudirect, whose node names a server part
  * (srv1, srv1.gpu3, srv1.nic3, srv1.pcie2) or a rail (rail3: that NIC of every server).
  * g_free the array. NULL with err on a bad fault. */
 struct server_inst *server_faults_apply(const struct scenario *s, const struct server_desc *sd,

@@ -7,6 +7,8 @@
  *                 link trained at that width
  *   link-speed    node = srvV.nicR | railR, rate = RATE: the NIC port (every server's NIC R)
  *                 at that speed
+ *   nic-down      node = srvV.nicR | railR: the NIC port (every server's NIC R) is down; its
+ *                 GPUs use another NIC of their PCIe switch (or the lowest that is up)
  *   nvlink-down   node = srvV.gpuG: the GPU has no NVLink; its traffic goes over PCIe
  *   no-gpudirect  node = srvV: GPUDirect RDMA off, data staged through host memory */
 #include "models/server.h"
@@ -16,7 +18,8 @@
 #include <string.h>
 #include "sim/units.h"
 
-static const char *const kinds[] = { "nic-numa", "pcie-width", "link-speed", "nvlink-down", "no-gpudirect", NULL };
+static const char *const kinds[] = { "nic-numa", "pcie-width", "link-speed", "nic-down", "nvlink-down", "no-gpudirect",
+                                     NULL };
 
 gboolean server_fault_is_locality(const char *kind)
 {
@@ -101,6 +104,11 @@ static gboolean apply_one(const struct scenario *s, const struct named_section *
         if (*t.part)
             return fail(err, s, group, "node", node, "no-gpudirect applies to a server: expected srvN");
         inst[s0].no_gpudirect = true;
+    } else if (!strcmp(kind, "nic-down")) {
+        if (strcmp(t.part, "nic"))
+            return fail(err, s, group, "node", node, "nic-down applies to a NIC port: srvN.nicR or railR");
+        for (uint32_t v = s0; v < s1; v++)
+            inst[v].nic_down[t.unit] = true;
     } else if (!strcmp(kind, "nvlink-down")) {
         if (strcmp(t.part, "gpu") || t.server < 0)
             return fail(err, s, group, "node", node, "nvlink-down applies to a GPU: expected srvN.gpuG");

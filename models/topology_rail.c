@@ -160,7 +160,8 @@ struct topology *topology_servers_build(const struct scenario *s, GError **err)
     for (uint32_t v = 0; v < S; v++)
         for (uint32_t r = 0; r < N; r++) {
             uint32_t leaf = rail ? (v / cd.rail_group) * N + r : (v * N + r) / (fat ? half : s->hosts_per_leaf);
-            link(&b, nic_node[v * N + r], leaf0 + leaf, inst[v].nic_rate[r], s->host_link_delay);
+            if (!inst[v].nic_down[r])
+                link(&b, nic_node[v * N + r], leaf0 + leaf, inst[v].nic_rate[r], s->host_link_delay);
         }
     for (uint32_t l = 0; l < nleaves && !fat; l++)
         for (uint32_t sp = 0; sp < nspines; sp++)
@@ -250,9 +251,57 @@ static void heap_pop(struct heap *h, uint64_t *k, uint32_t *v)
  * the hub are distances from it); next hops of switch s toward GPU d are the neighbours v
  * with dist[v] + cost(s, v) == dist[s]. They replace the hop-count routes as static
  * per-host routes. */
+/* NIC r of server v, by node (UINT32_MAX where absent), and whether it has its fabric link. */
+static bool nic_up(const struct topology *t, const uint32_t *nic, uint32_t v, uint32_t r)
+{
+    uint32_t id = nic[v * t->nics_per_server + r];
+    return id != UINT32_MAX && t->nodes[id].nports == 2;
+}
+
+/* The NIC a GPU (or a staging buffer) sends and receives by: its own (the one of its number,
+ * GPU g * nics / gpus), or if that NIC is down another one under the same PCIe switch, else
+ * the lowest-numbered one that is up. `pcie_of` gives a hub's or NIC's PCIe switch node. */
+static uint32_t home_nic(const struct topology *t, const uint32_t *nic, const uint32_t *pcie_of, uint32_t node)
+{
+    const struct topo_node *nd = &t->nodes[node];
+    uint32_t v = nd->server, h = nd->layer == LAYER_BOUNCE ? nd->unit : nd->unit * t->nics_per_server / t->gpus_per_server;
+    if (nic_up(t, nic, v, h) || nd->layer == LAYER_BOUNCE)
+        return h;
+    uint32_t hub = t->ports[t->ports[nd->first_port].peer].node, any = h;
+    for (uint32_t r = t->nics_per_server; r-- > 0;)
+        if (nic_up(t, nic, v, r)) {
+            any = r;
+            if (pcie_of[nic[v * t->nics_per_server + r]] == pcie_of[hub])
+                return r;
+        }
+    return any;
+}
+
 void topology_servers_route(struct topology *t)
 {
     const uint32_t H = t->nhosts, S = t->nswitches;
+    const uint32_t N = t->nics_per_server;
+    uint32_t *nic = g_new(uint32_t, (size_t)t->servers * N);
+    uint32_t *pcie_of = g_new(uint32_t, t->nnodes);
+    memset(nic, 0xff, sizeof(uint32_t) * t->servers * N);
+    for (uint32_t i = 0; i < t->nnodes; i++) {
+        const struct topo_node *nd = &t->nodes[i];
+        pcie_of[i] = UINT32_MAX;
+        if (nd->layer == LAYER_NIC)
+            nic[nd->server * N + nd->unit] = i;
+        for (uint32_t p = 0; p < nd->nports && (nd->layer == LAYER_NIC || nd->layer == LAYER_HUB); p++) {
+            uint32_t peer = t->ports[t->ports[nd->first_port + p].peer].node;
+            if (t->nodes[peer].layer == LAYER_PCIE)
+                pcie_of[i] = peer;
+        }
+    }
+    /* a hub's GPU's NIC, for the PXN rule */
+    uint32_t *hub_home = g_new(uint32_t, t->nnodes);
+    for (uint32_t i = 0; i < t->nnodes; i++)
+        hub_home[i] = UINT32_MAX;
+    for (uint32_t g = 0; g < H; g++)
+        if (t->nodes[g].layer == LAYER_GPU)
+            hub_home[t->attach[g]] = home_nic(t, nic, pcie_of, g);
     uint64_t *dist = g_new(uint64_t, S);
     struct heap h = { g_new(uint64_t, t->nports + 1), g_new(uint32_t, t->nports + 1), 0 };
     GArray *rp = g_array_new(FALSE, FALSE, sizeof(uint16_t));
@@ -268,8 +317,7 @@ void topology_servers_route(struct topology *t)
         /* from other servers a GPU is reached through its own NIC only, and every server sends
          * to it through its NIC of the same number (NCCL's rail-local rings and PXN): other
          * NICs are not on its paths */
-        uint32_t dsrv = t->nodes[d].server, home = t->nodes[d].layer == LAYER_BOUNCE ? t->nodes[d].unit
-                                                   : t->nodes[d].unit * t->nics_per_server / t->gpus_per_server;
+        uint32_t dsrv = t->nodes[d].server, home = home_nic(t, nic, pcie_of, d);
         dist[a] = 0;
         h.n = 0;
         heap_push(&h, 0, a);
@@ -284,7 +332,9 @@ void topology_servers_route(struct topology *t)
                 const struct topo_port *tp = &t->ports[nu->first_port + p];
                 uint32_t v = t->ports[tp->peer].node;
                 const struct topo_node *nv = &t->nodes[v];
-                if (nv->kind != NODE_SWITCH || (nv->layer == LAYER_NIC && nv->unit != home))
+                /* a server whose NIC of that number is down sends by any of its NICs */
+                bool any_nic = nv->server != dsrv && !nic_up(t, nic, nv->server, home);
+                if (nv->kind != NODE_SWITCH || (nv->layer == LAYER_NIC && nv->unit != home && !any_nic))
                     continue;
                 /* data leaves PCIe for the destination GPU itself, never for a GPU that
                  * would relay it over NVLink */
@@ -293,7 +343,7 @@ void topology_servers_route(struct topology *t)
                 /* PXN: toward another server's GPU, only the GPUs of the destination's rail
                  * put data on PCIe (to that rail's NIC); the others relay over NVLink */
                 if (nu->layer == LAYER_PCIE && nv->layer == LAYER_HUB && nv->server != dsrv && nv->nports == 3 &&
-                    nv->unit * t->nics_per_server / t->gpus_per_server != home)
+                    hub_home[v] != home && !any_nic)
                     continue;
                 uint64_t nd = k + link_cost(tp);
                 if (nd < dist[v - H]) {
@@ -328,4 +378,7 @@ void topology_servers_route(struct topology *t)
     g_free(dist);
     g_free(h.key);
     g_free(h.node);
+    g_free(nic);
+    g_free(pcie_of);
+    g_free(hub_home);
 }

@@ -232,6 +232,7 @@ static const struct kind_keys fault_kinds[] = {
     { "nic-numa", "pcie" },
     { "pcie-width", "width!" },
     { "link-speed", "rate!" },
+    { "nic-down", "" },
     { "nvlink-down", "" },
     { "no-gpudirect", "" },
     { NULL, NULL },

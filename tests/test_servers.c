@@ -415,7 +415,23 @@ static void test_breakdown(void)
     result_free(&r);
 }
 
+/* NIC 3 of server 1 down: GPU 3 of server 1 sends and receives by NIC 2, the other NIC of its
+ * PCIe switch, so channels 2 and 3 share server 1's NIC 2 (and rail 2): each gets 200 Gb/s and
+ * the ring runs at that pace, busbw = 8 x 200 Gb/s of payload; rail 2 is hot. */
+static void test_nic_down(void)
+{
+    const char *sets[] = { "--set", "fault.nd.kind=nic-down", "--set", "fault.nd.node=srv1.nic3", NULL };
+    struct result r = run("servers/rail.ini", sets);
+    const double bound = 8 * eff_Bps(200e9) / 1e9;
+    double busbw = job_value(&r, "busbw_GBps");
+    printf("\n    NIC down: busbw %.2f GB/s (hand bound %.2f GB/s, %+.2f %%) ", busbw, bound, 100 * (busbw / bound - 1));
+    CU_ASSERT(fabs(busbw - bound) <= 0.05 * bound);
+    CU_ASSERT(has_warning(&r, "hot rail: rail2 "));
+    result_free(&r);
+}
+
 static CU_TestInfo tests[] = {
+    { "NIC down: its GPU uses the neighbour NIC, that rail is hot", test_nic_down },
     { "collectives_breakdown.csv: the critical path adds up, inter-server share", test_breakdown },
     { "NCCL tree over servers: chains on NVLink, inter-server edges on their rail", test_tree_over_servers },
     { "AllToAll across servers: PXN over NVLink keeps it on the rails", test_alltoall_pxn },
