@@ -75,7 +75,9 @@ gboolean faults_schedule(struct net *n, GError **err)
         if (server_fault_is_locality(f->kind)) {
             if (n->topo->servers)
                 continue; /* applied when the servers were built (models/server_faults.c) */
-            scenario_key_error(err, sc, f->name, "kind", f->kind, "a locality fault needs multi-GPU servers ([server])");
+            char *grp = g_strdup_printf("fault %s", f->name);
+            scenario_key_error(err, sc, grp, "kind", f->kind, "a locality fault needs multi-GPU servers ([server])");
+            g_free(grp);
             return FALSE;
         }
         char *group = g_strdup_printf("fault %s", f->name);

@@ -58,7 +58,9 @@ static uint32_t coll(struct tb *b, enum collective_op op, const uint32_t *ranks,
     if (!b->ok || n < 2 || size == 0)
         return NONE;
     if (b->s->jobs->len >= TRAIN_MAX_JOBS) {
-        scenario_key_error(b->err, b->sc, b->w->name, "microbatches", g_hash_table_lookup(b->w->keys, "microbatches"),
+        char group[300];
+        snprintf(group, sizeof group, "workload %s", b->w->name);
+        scenario_key_error(b->err, b->sc, group, "microbatches", g_hash_table_lookup(b->w->keys, "microbatches"),
                            "the plan needs more than %u collectives: use fewer layers or micro-batches", TRAIN_MAX_JOBS);
         b->ok = FALSE;
         return NONE;

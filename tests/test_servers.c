@@ -430,7 +430,43 @@ static void test_nic_down(void)
     result_free(&r);
 }
 
+/* Bad [server], [cluster], locality-fault and train input: exit status 2 and a message that
+ * names the section, the key, the value and what was expected. */
+static void test_bad_input(void)
+{
+    const struct {
+        const char *set1, *set2, *expect;
+    } cases[] = {
+        { "server.preset=dgx-z", NULL, "[server] preset = 'dgx-z': unknown preset: expected dgx-h100" },
+        { "server.pcie_width=12", NULL, "[server] pcie_width = '12': expected a link width" },
+        { "server.gpu_pcie=0,1", NULL, "[server] gpu_pcie = '0,1': expected 8 comma-separated" },
+        { "server.colour=blue", NULL, "[server] colour: unknown key" },
+        { "cluster.k=7", "topology.kind=fat-tree", "[cluster] k = '7': expected an even number" },
+        { "fault.f.kind=nic-numa", "fault.f.node=srv9.nic0", "[fault f] node = 'srv9.nic0'" },
+        { "fault.f.kind=pcie-width", "fault.f.node=srv0.gpu1", "[fault f] width: missing" },
+        { "workload.ar.ranks=0:0-8", NULL, "[workload ar] ranks = '0:0-8': expected GPUs as SERVER:GPU" },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *path = test_data_path("servers/rail.ini"), *dir = test_tmpdir(), *out = g_build_filename(dir, "o", NULL);
+        const char *args[] = { "run", path, "-o", out, "-q", "--set", cases[i].set1, cases[i].set2 ? "--set" : NULL,
+                               cases[i].set2, NULL };
+        char *err = NULL;
+        int rc = test_rocesim(args, NULL, NULL, &err);
+        if (rc != 2 || !strstr(err, cases[i].expect))
+            fprintf(stderr, "\n  case %zu: exit %d: %s", i, rc, err);
+        CU_ASSERT_EQUAL(rc, 2);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err, cases[i].expect));
+        CU_ASSERT(!g_file_test(out, G_FILE_TEST_EXISTS)); /* nothing half-written */
+        g_free(err);
+        test_rmtree(dir);
+        g_free(dir);
+        g_free(out);
+        g_free(path);
+    }
+}
+
 static CU_TestInfo tests[] = {
+    { "bad server, cluster, fault and rank input: exit 2 naming the key", test_bad_input },
     { "NIC down: its GPU uses the neighbour NIC, that rail is hot", test_nic_down },
     { "collectives_breakdown.csv: the critical path adds up, inter-server share", test_breakdown },
     { "NCCL tree over servers: chains on NVLink, inter-server edges on their rail", test_tree_over_servers },
