@@ -880,14 +880,18 @@ int run_scenario(const struct run_options *o)
         layers_write(n, end, f, fr, fig.warnings);
         if (!results_close(f, "layers.csv", &err) || (fr && !results_close(fr, "rails.csv", &err)))
             goto fail;
-        if (n->sched->colls->len) {
-            if (!(f = results_open(&rd, "collectives_breakdown.csv", &err)))
-                goto fail;
-            breakdown_write(n, ideal_transfer_ps, f);
-            if (!results_close(f, "collectives_breakdown.csv", &err))
-                goto fail;
-        }
         char *pfc_path = g_build_filename(rd.tmp, "pfc.csv", NULL);
+        if (n->sched->colls->len) {
+            if (!(f = results_open(&rd, "collectives_breakdown.csv", &err))) {
+                g_free(pfc_path);
+                goto fail;
+            }
+            breakdown_write(n, ideal_transfer_ps, pfc_path, f);
+            if (!results_close(f, "collectives_breakdown.csv", &err)) {
+                g_free(pfc_path);
+                goto fail;
+            }
+        }
         gboolean traced = (f = results_open(&rd, "trace.json", &err)) && trace_write(n, pfc_path, f, &err);
         g_free(pfc_path);
         if (!traced || !results_close(f, "trace.json", &err))

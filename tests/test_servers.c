@@ -370,19 +370,23 @@ static void test_tree_over_servers(void)
 
 /* collectives_breakdown.csv of a run: the row's parts (inside / between servers, each unloaded
  * and waiting, and compute) must add up to its time. */
-static void breakdown_row(const struct result *r, double *time, double *parts, double *inter)
+static void breakdown_row(const struct result *r, double *time, double *parts, double *inter, double *wait,
+                          double *paused)
 {
     char *path = g_build_filename(r->dir, "out", "collectives_breakdown.csv", NULL), *text = NULL;
     CU_ASSERT_FATAL(g_file_get_contents(path, &text, NULL, NULL));
     char **lines = g_strsplit(text, "\n", -1);
     CU_ASSERT_FATAL(lines[1] && *lines[1]);
-    char **c = g_strsplit(lines[1], ",", -1); /* job,iteration,time_us,n,n_inter,intra,intra_wait,inter,inter_wait,compute */
-    CU_ASSERT_FATAL(g_strv_length(c) == 10);
+    /* job,iteration,time_us,n,n_inter,intra,intra_wait,inter,inter_wait,compute,of_which_paused */
+    char **c = g_strsplit(lines[1], ",", -1);
+    CU_ASSERT_FATAL(g_strv_length(c) == 11);
     *time = g_ascii_strtod(c[2], NULL);
     *parts = 0;
     for (int k = 5; k < 10; k++)
         *parts += g_ascii_strtod(c[k], NULL);
     *inter = g_ascii_strtod(c[7], NULL) + g_ascii_strtod(c[8], NULL);
+    *wait = g_ascii_strtod(c[6], NULL) + g_ascii_strtod(c[8], NULL);
+    *paused = g_ascii_strtod(c[10], NULL);
     g_strfreev(c);
     g_strfreev(lines);
     g_free(text);
@@ -393,25 +397,36 @@ static void breakdown_row(const struct result *r, double *time, double *parts, d
  * rail 3 at half speed the inter-server share of the path grows. */
 static void test_breakdown(void)
 {
-    double t, parts, inter, t2, parts2, inter2, t3, parts3, inter3;
+    double t, parts, inter, t2, parts2, inter2, t3, parts3, inter3, wait, paused;
     struct result r = run("servers/one-server.ini", NULL);
-    breakdown_row(&r, &t, &parts, &inter);
+    breakdown_row(&r, &t, &parts, &inter, &wait, &paused);
     CU_ASSERT_DOUBLE_EQUAL(parts, t, 0.01);
     CU_ASSERT_EQUAL(inter, 0);
     result_free(&r);
     r = run("servers/rail.ini", NULL);
-    breakdown_row(&r, &t2, &parts2, &inter2);
+    breakdown_row(&r, &t2, &parts2, &inter2, &wait, &paused);
     CU_ASSERT_DOUBLE_EQUAL(parts2, t2, 0.01);
     CU_ASSERT(inter2 > 0);
     result_free(&r);
     const char *sets[] = { "--set", "fault.slow.kind=link-speed", "--set", "fault.slow.node=rail3",
                            "--set", "fault.slow.rate=200Gbps", NULL };
     r = run("servers/rail.ini", sets);
-    breakdown_row(&r, &t3, &parts3, &inter3);
+    breakdown_row(&r, &t3, &parts3, &inter3, &wait, &paused);
     CU_ASSERT_DOUBLE_EQUAL(parts3, t3, 0.01);
     CU_ASSERT(inter3 / t3 > inter2 / t2);
     printf("\n    inter-server share of the critical path: %.0f %% healthy, %.0f %% with a slow rail ",
            100 * inter2 / t2, 100 * inter3 / t3);
+    result_free(&r);
+    /* AllToAll through one spine without congestion control: PFC pauses on the path are part
+     * of the waiting, never more than it */
+    const char *pfc[] = { "--set", "topology.spines=1", "--set", "workload.ar.kind=alltoall", "--set",
+                          "workload.ar.size=16MiB", "--set", "nic.cc=none", NULL };
+    r = run("servers/leafspine.ini", pfc);
+    breakdown_row(&r, &t, &parts, &inter, &wait, &paused);
+    CU_ASSERT_DOUBLE_EQUAL(parts, t, 0.01);
+    CU_ASSERT(paused > 0);
+    CU_ASSERT(paused <= wait + 0.001);
+    printf("paused %.0f of %.0f us waiting ", paused, wait);
     result_free(&r);
 }
 
