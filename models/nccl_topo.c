@@ -19,6 +19,7 @@ struct layout {
     int nsw;
     long nic_mbps;
     int pcie_gen, pcie_width;
+    int gpu_width[MAXDEV], nic_width[MAXDEV]; /* XML: the link each device trained at (0 unknown) */
 };
 
 /* ---------- XML ---------- */
@@ -73,6 +74,7 @@ static void xml_start(GMarkupParseContext *ctx, const gchar *el, const gchar **n
         }
         int *slot = gpu ? &l->gpu_sw[dev] : &l->nic_sw[dev];
         *slot = st->sw;
+        (gpu ? l->gpu_width : l->nic_width)[dev] = st->cur_width;
         if (gpu) {
             l->ngpu = dev + 1 > l->ngpu ? dev + 1 : l->ngpu;
             if (!l->pcie_gen && st->cur_gen) {
@@ -268,6 +270,22 @@ GHashTable *nccl_topo_import(const char *text, char **why)
     if (l.pcie_gen) {
         g_hash_table_insert(kv, g_strdup("pcie_gen"), g_strdup_printf("%d", l.pcie_gen));
         g_hash_table_insert(kv, g_strdup("pcie_width"), g_strdup_printf("%d", l.pcie_width));
+        /* a device whose link trained narrower than the first GPU's: per-device widths */
+        bool gd = false, nd = false;
+        for (int i = 0; i < l.ngpu; i++)
+            gd |= l.gpu_width[i] && l.gpu_width[i] != l.pcie_width;
+        for (int i = 0; i < l.nnic; i++)
+            nd |= l.nic_width[i] && l.nic_width[i] != l.pcie_width;
+        for (int i = 0; i < l.ngpu; i++)
+            if (!l.gpu_width[i])
+                l.gpu_width[i] = l.pcie_width;
+        for (int i = 0; i < l.nnic; i++)
+            if (!l.nic_width[i])
+                l.nic_width[i] = l.pcie_width;
+        if (gd)
+            g_hash_table_insert(kv, g_strdup("gpu_pcie_width"), join(l.gpu_width, l.ngpu));
+        if (nd)
+            g_hash_table_insert(kv, g_strdup("nic_pcie_width"), join(l.nic_width, l.nnic));
     }
     return kv;
 }

@@ -7,7 +7,8 @@
 
 /* Parses `text` (the format is recognised: XML starting with '<', else topo -m) into
  * [server] keys as text: gpus, nics, pcie_switches, sockets, gpu_pcie, nic_pcie, pcie_socket,
- * and from the XML nic_rate, pcie_gen, pcie_width. PCIe switches are numbered in the order
+ * and from the XML nic_rate, pcie_gen, pcie_width (the first GPU's link) and, where a device's
+ * link trained at another width, gpu_pcie_width / nic_pcie_width per device. PCIe switches are numbered in the order
  * of their first GPU (then NIC), sockets in the order of their first PCIe switch, so both
  * formats give the same description of one machine. NULL with *why on bad input. */
 GHashTable *nccl_topo_import(const char *text, char **why);

@@ -51,7 +51,7 @@ const char *server_preset_names(void) { return "dgx-h100|dgx-a100|hgx-8x4"; }
 static const char *const server_keys[] = {
     "preset", "gpus", "nics", "pcie_switches", "sockets", "nic_rate", "nvlink_rate", "nvlink_latency",
     "pcie_gen", "pcie_width", "pcie_latency", "socket_link_rate", "socket_link_latency", "host_memory_rate", "gpu_pcie",
-    "nic_pcie", "pcie_socket", "import", NULL,
+    "nic_pcie", "pcie_socket", "gpu_pcie_width", "nic_pcie_width", "import", NULL,
 };
 static const char *const cluster_keys[] = { "servers", "rail_group", "k", NULL };
 
@@ -163,6 +163,23 @@ static void get_list(struct reader *r, const char *key, uint32_t n, uint32_t lim
     g_strfreev(f);
 }
 
+/* Per-device PCIe link widths ("16,16,8,..."), default every link at `deflt`. */
+static void get_widths(struct reader *r, const char *key, uint32_t n, uint32_t deflt, uint32_t *out)
+{
+    const char *v = value_of(r, key);
+    if (!r->ok || !v) {
+        for (uint32_t i = 0; i < n; i++)
+            out[i] = deflt;
+        return;
+    }
+    get_list(r, key, n, 33, "lane-count", out);
+    for (uint32_t i = 0; r->ok && i < n; i++)
+        if (!out[i] || (out[i] & (out[i] - 1))) {
+            scenario_key_error(r->err, r->s, r->group, key, v, "expected %u link widths of 1, 2, 4, 8, 16 or 32 lanes", n);
+            r->ok = false;
+        }
+}
+
 static bool check_keys(struct reader *r, const char *const *known)
 {
     if (!r->sec)
@@ -248,6 +265,8 @@ gboolean server_load(const struct scenario *s, struct server_desc *sd, struct cl
     get_list(&r, "gpu_pcie", sd->gpus, sd->pcie_switches, "PCIe switch", sd->gpu_pcie);
     get_list(&r, "nic_pcie", sd->nics, sd->pcie_switches, "PCIe switch", sd->nic_pcie);
     get_list(&r, "pcie_socket", sd->pcie_switches, sd->sockets, "socket", sd->pcie_socket);
+    get_widths(&r, "gpu_pcie_width", sd->gpus, sd->pcie_width, sd->gpu_pcie_width);
+    get_widths(&r, "nic_pcie_width", sd->nics, sd->pcie_width, sd->nic_pcie_width);
 
     if (r.imported)
         g_hash_table_unref(r.imported);

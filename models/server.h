@@ -40,6 +40,7 @@ struct server_desc {
     uint64_t host_memory_rate;         /* per socket, each of read and write */
     uint32_t gpu_pcie[SERVER_MAX_GPUS];  /* PCIe switch of each GPU */
     uint32_t nic_pcie[SERVER_MAX_NICS];  /* PCIe switch of each NIC */
+    uint32_t gpu_pcie_width[SERVER_MAX_GPUS], nic_pcie_width[SERVER_MAX_NICS]; /* per link */
     uint32_t pcie_socket[SERVER_MAX_GPUS + SERVER_MAX_NICS];
 };
 

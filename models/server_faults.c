@@ -170,11 +170,11 @@ struct server_inst *server_faults_apply(const struct scenario *s, const struct s
         struct server_inst *x = &inst[v];
         for (uint32_t r = 0; r < sd->nics; r++) {
             x->nic_pcie[r] = sd->nic_pcie[r];
-            x->nic_pcie_rate[r] = sd->pcie_rate;
+            x->nic_pcie_rate[r] = server_pcie_rate(sd->pcie_gen, sd->nic_pcie_width[r]);
             x->nic_rate[r] = sd->nic_rate;
         }
         for (uint32_t g = 0; g < sd->gpus; g++)
-            x->gpu_pcie_rate[g] = sd->pcie_rate;
+            x->gpu_pcie_rate[g] = server_pcie_rate(sd->pcie_gen, sd->gpu_pcie_width[g]);
         for (uint32_t p = 0; p < sd->pcie_switches; p++)
             x->uplink_rate[p] = sd->pcie_rate;
     }

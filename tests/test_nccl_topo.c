@@ -43,7 +43,8 @@ static void test_same_layout(void)
 static struct topology *fabric(const char *imp)
 {
     char *dir = test_tmpdir(), *path = g_build_filename(dir, "s.ini", NULL);
-    char *fixture = imp ? test_data_path(imp) : NULL, *abs = fixture ? g_canonicalize_filename(fixture, NULL) : NULL;
+    char *fixture = imp ? (g_path_is_absolute(imp) ? g_strdup(imp) : test_data_path(imp)) : NULL;
+    char *abs = fixture ? g_canonicalize_filename(fixture, NULL) : NULL;
     char *text = g_strdup_printf("[topology]\nkind = rail-optimised\nspines = 2\n[server]\npreset = dgx-h100\n%s%s\n"
                                  "[cluster]\nservers = 2\n[workload a]\nkind = allreduce\nranks = 0-15\nsize = 1MiB\n",
                                  abs ? "import = " : "", abs ? abs : "");
@@ -100,7 +101,47 @@ static void test_bad_input(void)
     g_free(why);
 }
 
+/* A dump in which GPU 5's link trained at x8: the import lists per-GPU widths and the fabric
+ * built from it has that GPU's PCIe link at gen5 x8 = 8 x 32e9 x 128/130 x 256/280 b/s. */
+static void test_degraded_link(void)
+{
+    char *path = test_data_path("servers/dgx-topo.xml"), *text = NULL, *why = NULL;
+    CU_ASSERT_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    /* the GPU's own <pci> is the line before <gpu dev="5" */
+    char *gpu = strstr(text, "<gpu dev=\"5\"");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(gpu);
+    char *w = g_strrstr_len(text, gpu - text, "link_width=\"16\"");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+    memcpy(w, "link_width=\"8\" ", 15); /* as long as link_width="16" */
+    GHashTable *kv = nccl_topo_import(text, &why);
+    if (!kv)
+        fprintf(stderr, "\n%s\n", why);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kv);
+    CU_ASSERT_STRING_EQUAL(g_hash_table_lookup(kv, "gpu_pcie_width"), "16,16,16,16,16,8,16,16");
+    CU_ASSERT_PTR_NULL(g_hash_table_lookup(kv, "nic_pcie_width"));
+    g_hash_table_unref(kv);
+    char *dir = test_tmpdir(), *xml = g_build_filename(dir, "x8.xml", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(xml, text, -1, NULL));
+    struct topology *t = fabric(xml);
+    int64_t hub = topology_find_node(t, "srv0.gpu5.hub");
+    CU_ASSERT_FATAL(hub >= 0);
+    uint64_t rate = 0;
+    for (uint32_t p = 0; p < t->nodes[hub].nports; p++) {
+        const struct topo_port *tp = &t->ports[t->nodes[hub].first_port + p];
+        if (t->nodes[t->ports[tp->peer].node].layer == LAYER_PCIE)
+            rate = tp->rate_bps;
+    }
+    CU_ASSERT_DOUBLE_EQUAL((double)rate, 8 * 32e9 * 128 / 130 * 256 / 280, 2);
+    topology_free(t);
+    test_rmtree(dir);
+    g_free(dir);
+    g_free(xml);
+    g_free(text);
+    g_free(path);
+}
+
 static CU_TestInfo tests[] = {
+    { "a device link trained at x8 in the dump is imported at x8", test_degraded_link },
     { "NCCL XML and nvidia-smi topo -m give the same server", test_same_layout },
     { "imported layouts build the preset's fabric", test_same_fabric },
     { "malformed topology input is refused with a reason", test_bad_input },
