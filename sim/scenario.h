@@ -10,7 +10,7 @@
 #define SCENARIO_ERROR scenario_error_quark()
 GQuark scenario_error_quark(void);
 
-enum topo_kind { TOPO_LEAF_SPINE = 0, TOPO_EDGES };
+enum topo_kind { TOPO_LEAF_SPINE = 0, TOPO_EDGES, TOPO_RAIL, TOPO_FATTREE };
 enum cc_kind { CC_NONE = 0, CC_DCQCN, CC_DCTCP, CC_TIMELY, CC_HPCC };
 /* How a switch picks among equal-cost next hops: per flow (hash of the 5-tuple), per flowlet
  * (a new pick after an idle gap), per packet at random, or per packet to the emptiest egress. */
@@ -151,6 +151,8 @@ struct scenario {
     /* workloads and faults, in file order */
     GPtrArray *workloads;  /* struct named_section* */
     GPtrArray *faults;
+    /* [server] and [cluster] as text (NULL when absent): multi-GPU servers, models/server.c */
+    struct named_section *server, *cluster;
     /* [output] */
     char *out_dir;
     simtime_t queue_sample;    /* queues.csv and rates.csv: sampled when changed */
