@@ -1,4 +1,5 @@
 #include "analysis/breakdown.h"
+#include "analysis/pfc_csv.h"
 #include <inttypes.h>
 #include <string.h>
 
@@ -10,38 +11,24 @@ struct parts {
 /* Pause intervals [from, to) in ns of every transmitting port, from pfc.csv. */
 struct pauses {
     GArray **at;               /* per global port: uint64_t pairs, or NULL */
+    const struct topology *t;
 };
+
+static void pause_add(void *ctx, const struct pfc_interval *iv)
+{
+    struct pauses *pz = ctx;
+    uint32_t gp = pz->t->nodes[iv->node].first_port + iv->port;
+    if (!pz->at[gp])
+        pz->at[gp] = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    uint64_t v[2] = { iv->from_ns, iv->to_ns };
+    g_array_append_vals(pz->at[gp], v, 2);
+}
 
 static void pauses_load(const struct net *n, const char *path, struct pauses *pz)
 {
-    const struct topology *t = n->topo;
-    pz->at = g_new0(GArray *, t->nports);
-    char *text = NULL;
-    if (!path || !g_file_get_contents(path, &text, NULL, NULL))
-        return;
-    GHashTable *by_name = g_hash_table_new(g_str_hash, g_str_equal);
-    for (uint32_t i = 0; i < t->nnodes; i++)
-        g_hash_table_insert(by_name, (gpointer)t->nodes[i].name, GUINT_TO_POINTER(i + 1));
-    char **lines = g_strsplit(text, "\n", -1);
-    g_free(text);
-    for (int i = 1; lines[i]; i++) {
-        char **c = g_strsplit(lines[i], ",", -1); /* t_ns,node,port,prio,event,duration_ns */
-        if (g_strv_length(c) == 6 && !strcmp(c[4], "resume")) {
-            uint32_t node = GPOINTER_TO_UINT(g_hash_table_lookup(by_name, c[1]));
-            uint64_t port = g_ascii_strtoull(c[2], NULL, 10), to = g_ascii_strtoull(c[0], NULL, 10);
-            uint64_t dur = g_ascii_strtoull(c[5], NULL, 10);
-            if (node && port < t->nodes[node - 1].nports && dur <= to) {
-                uint32_t gp = t->nodes[node - 1].first_port + (uint32_t)port;
-                if (!pz->at[gp])
-                    pz->at[gp] = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-                uint64_t iv[2] = { to - dur, to };
-                g_array_append_vals(pz->at[gp], iv, 2);
-            }
-        }
-        g_strfreev(c);
-    }
-    g_strfreev(lines);
-    g_hash_table_destroy(by_name);
+    pz->t = n->topo;
+    pz->at = g_new0(GArray *, n->topo->nports);
+    pfc_csv_each_interval(n->topo, path, pause_add, pz);
 }
 
 static void pauses_free(const struct net *n, struct pauses *pz)

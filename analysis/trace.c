@@ -1,4 +1,5 @@
 #include "analysis/trace.h"
+#include "analysis/pfc_csv.h"
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,40 +36,34 @@ static void meta(FILE *f, bool *first, const char *what, uint32_t pid, uint32_t 
     *first = false;
 }
 
+struct pause_track {
+    const struct topology *t;
+    FILE *f;
+    bool *first;
+    GHashTable *named;
+};
+
+static void pause_event(void *ctx, const struct pfc_interval *iv)
+{
+    struct pause_track *pt = ctx;
+    const char *name = pt->t->nodes[iv->node].name;
+    uint32_t pid, tid;
+    track(pt->t, iv->node, &pid, &tid);
+    if (!g_hash_table_contains(pt->named, GUINT_TO_POINTER(pid * 4096 + tid))) {
+        g_hash_table_add(pt->named, GUINT_TO_POINTER(pid * 4096 + tid));
+        char *nm = g_strdup_printf("%s pauses", name);
+        meta(pt->f, pt->first, "thread_name", pid, tid, nm);
+        g_free(nm);
+    }
+    char *args = g_strdup_printf("{\"node\":\"%s\",\"port\":%u,\"prio\":%u}", name, iv->port, iv->prio);
+    event(pt->f, pt->first, "PFC pause", "pause", pid, tid, iv->from_ns, iv->to_ns - iv->from_ns, args);
+    g_free(args);
+}
+
 static void pauses(const struct net *n, const char *path, FILE *f, bool *first, GHashTable *named)
 {
-    char *text = NULL;
-    if (!path || !g_file_get_contents(path, &text, NULL, NULL))
-        return;
-    const struct topology *t = n->topo;
-    GHashTable *by_name = g_hash_table_new(g_str_hash, g_str_equal);
-    for (uint32_t i = 0; i < t->nnodes; i++)
-        g_hash_table_insert(by_name, (gpointer)t->nodes[i].name, GUINT_TO_POINTER(i + 1));
-    char **lines = g_strsplit(text, "\n", -1);
-    g_free(text);
-    for (int i = 1; lines[i]; i++) {
-        char **c = g_strsplit(lines[i], ",", -1);
-        if (g_strv_length(c) == 6 && !strcmp(c[4], "resume")) {
-            uint32_t node = GPOINTER_TO_UINT(g_hash_table_lookup(by_name, c[1]));
-            uint64_t at = g_ascii_strtoull(c[0], NULL, 10), dur = g_ascii_strtoull(c[5], NULL, 10);
-            if (node && dur <= at) {
-                uint32_t pid, tid;
-                track(t, node - 1, &pid, &tid);
-                if (!g_hash_table_contains(named, GUINT_TO_POINTER(pid * 4096 + tid))) {
-                    g_hash_table_add(named, GUINT_TO_POINTER(pid * 4096 + tid));
-                    char *nm = g_strdup_printf("%s pauses", c[1]);
-                    meta(f, first, "thread_name", pid, tid, nm);
-                    g_free(nm);
-                }
-                char *args = g_strdup_printf("{\"node\":\"%s\",\"port\":%s,\"prio\":%s}", c[1], c[2], c[3]);
-                event(f, first, "PFC pause", "pause", pid, tid, at - dur, dur, args);
-                g_free(args);
-            }
-        }
-        g_strfreev(c);
-    }
-    g_strfreev(lines);
-    g_hash_table_destroy(by_name);
+    struct pause_track pt = { n->topo, f, first, named };
+    pfc_csv_each_interval(n->topo, path, pause_event, &pt);
 }
 
 gboolean trace_write(const struct net *n, const char *pfc_csv, FILE *f, GError **err)

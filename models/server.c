@@ -15,9 +15,11 @@
  * systems) or 8 DDR4-3200 (205 GB/s, A100). hgx-8x4: an 8-GPU HGX board with 4 NICs at 400 Gb/s, one per PCIe
  * switch. Latencies are first-order figures (NVLink ~1 us per NCCL hop, PCIe ~0.5 us
  * through a switch, inter-socket ~0.2 us); override them for a measured machine. */
+/* A preset's keys; a variant names the preset it differs from and lists only what differs. */
 struct server_preset {
     const char *name;
     const char *const (*kv)[2];
+    const struct server_preset *base;
 };
 static const char *const dgx_h100[][2] = {
     { "gpus", "8" }, { "nics", "8" }, { "pcie_switches", "4" }, { "sockets", "2" },
@@ -27,23 +29,14 @@ static const char *const dgx_h100[][2] = {
     { "host_memory_rate", "2400Gbps" }, { NULL, NULL },
 };
 static const char *const dgx_a100[][2] = {
-    { "gpus", "8" }, { "nics", "8" }, { "pcie_switches", "4" }, { "sockets", "2" },
-    { "nic_rate", "200Gbps" }, { "nvlink_rate", "2400Gbps" }, { "nvlink_latency", "1us" },
-    { "pcie_gen", "4" }, { "pcie_width", "16" }, { "pcie_latency", "500ns" },
-    { "socket_link_rate", "400Gbps" }, { "socket_link_latency", "200ns" },
-    { "host_memory_rate", "1600Gbps" }, { NULL, NULL },
+    { "nic_rate", "200Gbps" }, { "nvlink_rate", "2400Gbps" }, { "pcie_gen", "4" },
+    { "socket_link_rate", "400Gbps" }, { "host_memory_rate", "1600Gbps" }, { NULL, NULL },
 };
-static const char *const hgx_8x4[][2] = {
-    { "gpus", "8" }, { "nics", "4" }, { "pcie_switches", "4" }, { "sockets", "2" },
-    { "nic_rate", "400Gbps" }, { "nvlink_rate", "3600Gbps" }, { "nvlink_latency", "1us" },
-    { "pcie_gen", "5" }, { "pcie_width", "16" }, { "pcie_latency", "500ns" },
-    { "socket_link_rate", "512Gbps" }, { "socket_link_latency", "200ns" },
-    { "host_memory_rate", "2400Gbps" }, { NULL, NULL },
-};
+static const char *const hgx_8x4[][2] = { { "nics", "4" }, { NULL, NULL } };
 static const struct server_preset presets[] = {
-    { "dgx-h100", dgx_h100 },
-    { "dgx-a100", dgx_a100 },
-    { "hgx-8x4", hgx_8x4 },
+    { "dgx-h100", dgx_h100, NULL },
+    { "dgx-a100", dgx_a100, &presets[0] },
+    { "hgx-8x4", hgx_8x4, &presets[0] },
 };
 
 const char *server_preset_names(void) { return "dgx-h100|dgx-a100|hgx-8x4"; }
@@ -66,7 +59,7 @@ struct reader {
     const struct scenario *s;
     const struct named_section *sec;
     const char *group;
-    const char *const (*kv)[2];  /* the preset */
+    const struct server_preset *preset;
     GHashTable *imported;        /* the layout of `import`, or NULL */
     GError **err;
     bool ok;
@@ -78,9 +71,10 @@ static const char *value_of(const struct reader *r, const char *key)
     const char *v = r->sec ? g_hash_table_lookup(r->sec->keys, key) : NULL;
     if (!v && r->imported)
         v = g_hash_table_lookup(r->imported, key);
-    for (int i = 0; !v && r->kv && r->kv[i][0]; i++)
-        if (!strcmp(r->kv[i][0], key))
-            v = r->kv[i][1];
+    for (const struct server_preset *p = r->preset; !v && p; p = p->base)
+        for (int i = 0; !v && p->kv[i][0]; i++)
+            if (!strcmp(p->kv[i][0], key))
+                v = p->kv[i][1];
     return v;
 }
 
@@ -210,8 +204,8 @@ gboolean server_load(const struct scenario *s, struct server_desc *sd, struct cl
     if (pn) {
         for (size_t i = 0; i < G_N_ELEMENTS(presets); i++)
             if (!strcmp(presets[i].name, pn))
-                r.kv = presets[i].kv;
-        if (!r.kv) {
+                r.preset = &presets[i];
+        if (!r.preset) {
             scenario_key_error(err, s, "server", "preset", pn, "unknown preset: expected %s", server_preset_names());
             return FALSE;
         }

@@ -11,15 +11,7 @@
 
 static struct scenario *load_ok(const char *name, const char *const *sets)
 {
-    char *p = test_data_path(name);
-    GError *err = NULL;
-    struct scenario *s = scenario_load(p, sets, &err);
-    if (!s)
-        fprintf(stderr, "\n  %s: %s\n", p, err->message);
-    g_clear_error(&err);
-    g_free(p);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    return s;
+    return test_scenario_load(name, sets);
 }
 
 static char *expanded(const struct scenario *s, const char *group, const char *key)
