@@ -286,6 +286,17 @@ static const struct keydef *find_key(const char *section, const char *key)
     return NULL;
 }
 
+bool scenario_key_at(size_t i, struct scenario_key_info *out)
+{
+    if (i >= G_N_ELEMENTS(keys))
+        return false;
+    const struct keydef *k = &keys[i];
+    *out = (struct scenario_key_info){ k->section, k->key, k->deflt,
+                                       k->type == K_SIZE ? "size" : k->type == K_RATE ? "rate"
+                                       : k->type == K_TIME ? "time" : NULL };
+    return true;
+}
+
 static bool section_known(const char *section)
 {
     for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)

@@ -173,6 +173,15 @@ gboolean hostlist_parse(const char *text, uint32_t nhosts, struct hostlist *out,
 void hostlist_clear(struct hostlist *h);
 
 
+/* A key of the fixed sections as the loader knows it, for tools that list or document them. */
+struct scenario_key_info {
+    const char *section, *key;
+    const char *deflt;     /* NULL: derived from other keys */
+    const char *unit;      /* "size", "rate", "time", or NULL (number, text, switch or choice) */
+};
+/* The i-th key (0, 1, ...); false past the last. */
+bool scenario_key_at(size_t i, struct scenario_key_info *out);
+
 /* Formats a scenario error for a key; used by models that validate their own sections. */
 void scenario_key_error(GError **err, const struct scenario *s, const char *section,
                         const char *key, const char *value, const char *fmt, ...)
