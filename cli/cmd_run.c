@@ -525,6 +525,110 @@ static gboolean close_captures(struct net *n, GPtrArray *writers, GError **err)
 
 /* ---------- the run ---------- */
 
+/* What the run's results need a reader to know: transfers left unfinished, HPCC on paths that
+ * change, lossless drops, the analyses' warnings, watchdog storms, a deadlock. */
+static void run_warnings(const struct net *n, const struct xfer_outcome *outcomes, simtime_t end,
+                         struct run_figures *fig)
+{
+    const struct scenario *sc = n->sc;
+    if (fig->done < fig->nxfers) {
+        char s[32];
+        if (n->deadlocked)
+            g_ptr_array_add(fig->warnings, g_strdup_printf("%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                                                          " transfers did not complete: the run stopped at the deadlock",
+                                                          fig->nxfers - fig->done, fig->nxfers));
+        else
+            g_ptr_array_add(fig->warnings, g_strdup_printf("%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
+                                                          " transfers did not complete by stop = %s",
+                                                          fig->nxfers - fig->done, fig->nxfers,
+                                                          units_format_time(sc->stop, s, sizeof s)));
+    }
+    if (sc->cc == CC_HPCC && sc->lb != LB_ECMP)
+        g_ptr_array_add(fig->warnings,
+                        g_strdup_printf("cc = hpcc with load_balance = %s: HPCC compares each hop's INT record with the "
+                                        "previous ACK's record of the same hop, which assumes one path per QP; packets "
+                                        "that change path mix the counters of different ports",
+                                        sc->lb == LB_FLOWLET ? "flowlet" : sc->lb == LB_SPRAY ? "spray" : "adaptive"));
+    if (n->st.drops_lossless)
+        g_ptr_array_add(fig->warnings,
+                        g_strdup_printf("%" G_GUINT64_FORMAT " packets dropped on a lossless priority: "
+                                        "the PFC headroom did not absorb what arrived after XOFF",
+                                        n->st.drops_lossless));
+    warnings_for_run(n, outcomes, end, fig->warnings);
+    if (n->st.wd_storms)
+        g_ptr_array_add(fig->warnings,
+                        g_strdup_printf("PFC watchdog: %" G_GUINT64_FORMAT " pause storms detected, %" G_GUINT64_FORMAT
+                                        " packets dropped while PFC was disabled on those queues",
+                                        n->st.wd_storms, n->st.wd_drops));
+    if (n->deadlocked) {
+        g_ptr_array_add(fig->warnings, g_strdup(n->deadlock_report));
+        fprintf(stderr, "rocesim: %s\n", n->deadlock_report);
+    }
+}
+
+/* Multi-GPU servers: results per layer and per rail, where each collective's time went, and
+ * the timeline trace (both read the pause intervals back from the folder's pfc.csv). */
+static gboolean write_server_files(const struct net *n, struct results_dir *rd, simtime_t end,
+                                   struct run_figures *fig, GError **err)
+{
+    const struct topology *topo = n->topo;
+    FILE *f;
+    FILE *fr = NULL;
+    if (!(f = results_open(rd, "layers.csv", err)))
+        return FALSE;
+    if (topo->rails && !(fr = results_open(rd, "rails.csv", err))) {
+        fclose(f);
+        return FALSE;
+    }
+    layers_write(n, end, f, fr, fig->warnings);
+    if (!results_close(f, "layers.csv", err) || (fr && !results_close(fr, "rails.csv", err)))
+        return FALSE;
+    char *pfc_path = g_build_filename(rd->tmp, "pfc.csv", NULL);
+    if (n->sched->colls->len) {
+        if (!(f = results_open(rd, "collectives_breakdown.csv", err))) {
+            g_free(pfc_path);
+            return FALSE;
+        }
+        breakdown_write(n, ideal_transfer_ps, pfc_path, f);
+        if (!results_close(f, "collectives_breakdown.csv", err)) {
+            g_free(pfc_path);
+            return FALSE;
+        }
+    }
+    f = results_open(rd, "trace.json", err);
+    gboolean traced = f && trace_write(n, pfc_path, f, err);
+    g_free(pfc_path);
+    if (!traced) {
+        if (f)
+            fclose(f);
+        return FALSE;
+    }
+    return results_close(f, "trace.json", err);
+}
+
+/* Plots and report.html for the installed folder at out. A missing gnuplot or a plot that
+ * cannot be drawn is a warning; a failed write (disk full) fails the run even with --quiet:
+ * false then, the figures it cut short removed, the data files complete. */
+static gboolean draw_report(const struct run_options *o, const struct scenario *sc, const char *out)
+{
+    char *warn = NULL;
+    GError *perr = NULL;
+    gboolean drawn = (o->no_plots || !sc->plots) ? report_write(out, &perr) : report_results(out, &warn, &perr);
+    if (!drawn) {
+        gboolean io = perr->domain == G_FILE_ERROR || (perr->domain == PLOT_ERROR && perr->code == PLOT_ERROR_IO);
+        fprintf(stderr, "rocesim: %sreport not written: %s\n", io ? "" : "warning: ", perr->message);
+        g_error_free(perr);
+        if (io) {
+            g_free(warn);
+            return FALSE;
+        }
+    }
+    if (warn && !o->quiet)
+        fprintf(stderr, "rocesim: warning: %s\n", warn);
+    g_free(warn);
+    return TRUE;
+}
+
 int run_scenario(const struct run_options *o)
 {
     GError *err = NULL;
@@ -596,39 +700,7 @@ int run_scenario(const struct run_options *o)
     outcome_write_transfers(f, n->sched, outcomes, net_ideal_ps, n, &fig);
     if (!results_close(f, "transfers.csv", &err))
         goto fail;
-    if (fig.done < fig.nxfers) {
-        char s[32];
-        if (n->deadlocked)
-            g_ptr_array_add(fig.warnings, g_strdup_printf("%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-                                                          " transfers did not complete: the run stopped at the deadlock",
-                                                          fig.nxfers - fig.done, fig.nxfers));
-        else
-            g_ptr_array_add(fig.warnings, g_strdup_printf("%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT
-                                                          " transfers did not complete by stop = %s",
-                                                          fig.nxfers - fig.done, fig.nxfers,
-                                                          units_format_time(sc->stop, s, sizeof s)));
-    }
-    if (sc->cc == CC_HPCC && sc->lb != LB_ECMP)
-        g_ptr_array_add(fig.warnings,
-                        g_strdup_printf("cc = hpcc with load_balance = %s: HPCC compares each hop's INT record with the "
-                                        "previous ACK's record of the same hop, which assumes one path per QP; packets "
-                                        "that change path mix the counters of different ports",
-                                        sc->lb == LB_FLOWLET ? "flowlet" : sc->lb == LB_SPRAY ? "spray" : "adaptive"));
-    if (n->st.drops_lossless)
-        g_ptr_array_add(fig.warnings,
-                        g_strdup_printf("%" G_GUINT64_FORMAT " packets dropped on a lossless priority: "
-                                        "the PFC headroom did not absorb what arrived after XOFF",
-                                        n->st.drops_lossless));
-    warnings_for_run(n, outcomes, end, fig.warnings);
-    if (n->st.wd_storms)
-        g_ptr_array_add(fig.warnings,
-                        g_strdup_printf("PFC watchdog: %" G_GUINT64_FORMAT " pause storms detected, %" G_GUINT64_FORMAT
-                                        " packets dropped while PFC was disabled on those queues",
-                                        n->st.wd_storms, n->st.wd_drops));
-    if (n->deadlocked) {
-        g_ptr_array_add(fig.warnings, g_strdup(n->deadlock_report));
-        fprintf(stderr, "rocesim: %s\n", n->deadlock_report);
-    }
+    run_warnings(n, outcomes, end, &fig);
     if (n->sched->colls->len) {
         if (!(f = results_open(&rd, "collectives.csv", &err)))
             goto fail;
@@ -646,34 +718,8 @@ int run_scenario(const struct run_options *o)
     write_topology(topo, f);
     if (!results_close(f, "topology.csv", &err))
         goto fail;
-    if (topo->servers) { /* multi-GPU servers: results per layer and per rail */
-        FILE *fr = NULL;
-        if (!(f = results_open(&rd, "layers.csv", &err)))
-            goto fail;
-        if (topo->rails && !(fr = results_open(&rd, "rails.csv", &err))) {
-            fclose(f);
-            goto fail;
-        }
-        layers_write(n, end, f, fr, fig.warnings);
-        if (!results_close(f, "layers.csv", &err) || (fr && !results_close(fr, "rails.csv", &err)))
-            goto fail;
-        char *pfc_path = g_build_filename(rd.tmp, "pfc.csv", NULL);
-        if (n->sched->colls->len) {
-            if (!(f = results_open(&rd, "collectives_breakdown.csv", &err))) {
-                g_free(pfc_path);
-                goto fail;
-            }
-            breakdown_write(n, ideal_transfer_ps, pfc_path, f);
-            if (!results_close(f, "collectives_breakdown.csv", &err)) {
-                g_free(pfc_path);
-                goto fail;
-            }
-        }
-        gboolean traced = (f = results_open(&rd, "trace.json", &err)) && trace_write(n, pfc_path, f, &err);
-        g_free(pfc_path);
-        if (!traced || !results_close(f, "trace.json", &err))
-            goto fail;
-    }
+    if (topo->servers && !write_server_files(n, &rd, end, &fig, &err))
+        goto fail;
     char *json = summary_json(n, &fig, end);
     char *jp = g_build_filename(rd.tmp, "summary.json", NULL);
     gboolean ok = g_file_set_contents(jp, json, -1, &err);
@@ -688,27 +734,10 @@ int run_scenario(const struct run_options *o)
     interrupt_release(); /* the folder is complete: a signal from here on just ends the process */
     if (!o->quiet)
         print_summary(n, &fig, out);
-    /* plots and the report come after the folder is in place: a missing gnuplot or a plot
-     * that cannot be drawn is a warning, never a failed run */
-    {
-        char *warn = NULL;
-        GError *perr = NULL;
-        gboolean drawn = (o->no_plots || !sc->plots) ? report_write(out, &perr) : report_results(out, &warn, &perr);
-        if (!drawn) {
-            /* a failed write (disk full) fails the run even with --quiet; the figures it cut
-             * short are removed, the data files are complete */
-            gboolean io = perr->domain == G_FILE_ERROR || (perr->domain == PLOT_ERROR && perr->code == PLOT_ERROR_IO);
-            fprintf(stderr, "rocesim: %sreport not written: %s\n", io ? "" : "warning: ", perr->message);
-            g_error_free(perr);
-            if (io) {
-                g_free(warn);
-                rc = 1;
-                goto done;
-            }
-        }
-        if (warn && !o->quiet)
-            fprintf(stderr, "rocesim: warning: %s\n", warn);
-        g_free(warn);
+    /* plots and the report come after the folder is in place */
+    if (!draw_report(o, sc, out)) {
+        rc = 1;
+        goto done;
     }
     rc = n->deadlocked ? 3 : 0;
     goto done;
