@@ -1051,6 +1051,116 @@ static gboolean parse_rank(const char *text, double *q)
     return TRUE;
 }
 
+/* The search's settings from the command line, else [sweep]: objective, direction, ranking,
+ * constraints and budget; 0, or 2 with the reason printed. *valid: configurations in the grid. */
+static int tuner_configure(struct tuner *t, const struct opts *o, const struct sweep_section *sec,
+                           struct sweep *s, guint *valid)
+{
+    GError *err = NULL;
+    t->s = s;
+    t->objective = g_strdup(o->objective ? o->objective : sec->objective);
+    if (!t->objective || !*t->objective) {
+        fprintf(stderr, "rocesim tune: no objective: give --objective METRIC (a key of summary.json metrics, e.g. "
+                        "fct_p99_ns) or objective = METRIC in [sweep]\n");
+        return 2;
+    }
+    if (o->minimize && o->maximize) {
+        fprintf(stderr, "rocesim tune: --minimize and --maximize: choose one\n");
+        return 2;
+    }
+    const char *rank = o->rank ? o->rank : sec->rank;
+    if (!parse_rank(rank, &t->rank_q)) {
+        fprintf(stderr, "rocesim tune: %s '%s': expected mean or a quantile p0 .. p100 such as p90\n",
+                o->rank ? "--rank" : "[sweep] rank", rank);
+        return 2;
+    }
+    if (o->constraint_share != 0 && !(o->constraint_share > 0 && o->constraint_share <= 1)) {
+        fprintf(stderr, "rocesim tune: --constraint-share %g: expected a share above 0 and at most 1, e.g. 0.8\n",
+                o->constraint_share);
+        return 2;
+    }
+    t->share = o->constraint_share ? o->constraint_share : sec->constraint_share ? sec->constraint_share : 1;
+    t->maximize = o->maximize || (!o->minimize && sec->direction && !strcmp(sec->direction, "maximize"));
+    guint ncons = o->constraints ? g_strv_length(o->constraints) : sec->constraints->len;
+    t->cons = g_new0(struct sweep_constraint, ncons ? ncons : 1);
+    for (guint c = 0; c < ncons; c++) {
+        const char *text = o->constraints ? o->constraints[c] : g_ptr_array_index(sec->constraints, c);
+        if (!sweep_constraint_parse(text, &t->cons[c], &err)) {
+            fprintf(stderr, "rocesim tune: %s\n", err->message);
+            g_error_free(err);
+            return 2;
+        }
+        t->ncons++;
+    }
+    *valid = valid_configs(s);
+    if (o->budget < 0) {
+        fprintf(stderr, "rocesim tune: --budget %d: expected a number of runs of 1 or more\n", o->budget);
+        return 2;
+    }
+    t->budget = o->budget > 0 ? (guint)o->budget : sec->budget ? sec->budget : MAX((*valid + 1) / 2, MIN(*valid, 8u));
+    if (t->budget > *valid)
+        t->budget = *valid;
+    return 0;
+}
+
+/* What the search found: counts, failures, and the best feasible setting (exit status 0), or
+ * why none is feasible (1). */
+static int tune_report(struct tuner *t, const struct opts *o, gboolean exhausted, double wall)
+{
+    struct sweep *s = t->s;
+    GArray *ranked = tune_rank(t, FALSE);
+    guint feasible = 0, coarse = 0, reused = 0;
+    for (guint i = 0; i < ranked->len; i++)
+        feasible += g_array_index(ranked, struct ranked, i).viol == 0;
+    for (guint i = 0; i < t->order->len; i++) {
+        coarse += g_array_index(t->phase, int, i) == 0;
+        for (guint rep = 0; rep < s->replicates; rep++)
+            reused += sweep_config_point(s, g_array_index(t->order, guint, i), rep)->reused;
+    }
+    guint failed = count_state(s, SP_FAILED);
+    if (!o->quiet) {
+        printf("rocesim tune: %u %s evaluated (%u coarse, %u refinement; %u %sreused from an earlier run), "
+               "%u feasible, %u failed; %s; %.1f s\n",
+               t->order->len, s->replicates > 1 ? "configurations" : "points", coarse, t->order->len - coarse, reused,
+               s->replicates > 1 ? "runs " : "", feasible, failed,
+               exhausted ? "no unevaluated neighbours left" : "budget spent", wall);
+    }
+    if (failed) {
+        fprintf(stderr, "rocesim tune: %u point%s failed:\n", failed, failed == 1 ? "" : "s");
+        list_failures(s);
+    }
+    if (!feasible) {
+        fprintf(stderr, "rocesim tune: no evaluated point meets the constraints");
+        if (ranked->len) {
+            guint c = g_array_index(ranked, struct ranked, 0).config;
+            GString *which = g_string_new(NULL);
+            double obj;
+            violations(t, c, &obj, which);
+            char *name = sweep_point_name(s->dims, sweep_config_point(s, c, 0)->idx);
+            fprintf(stderr, "; the closest, %s, violates %s", name, which->str);
+            g_free(name);
+            g_string_free(which, TRUE);
+        }
+        fprintf(stderr, "\nresults: %s/tune.csv\n", s->out);
+        g_array_free(ranked, TRUE);
+        return 1;
+    }
+    if (o->quiet) {
+        guint c = g_array_index(ranked, struct ranked, 0).config;
+        const struct sweep_point *best = sweep_config_point(s, c, 0);
+        char *name = sweep_point_name(s->dims, best->idx), *obj = objective_text(t, c);
+        printf("best: %s\n", name);
+        print_setting(s, best, "  ");
+        printf("  %s = %s (objective, %s)\n", t->objective, obj, t->maximize ? "maximize" : "minimize");
+        g_free(name);
+        g_free(obj);
+    } else {
+        print_result(t, ranked, feasible);
+    }
+    g_array_free(ranked, TRUE);
+    return 0;
+}
+
 int cmd_tune(int argc, char **argv)
 {
     struct opts o = { 0 };
@@ -1076,55 +1186,9 @@ int cmd_tune(int argc, char **argv)
     if (rc)
         goto out;
     GError *err = NULL;
-    t.s = &s;
-    t.objective = g_strdup(o.objective ? o.objective : sec.objective);
-    if (!t.objective || !*t.objective) {
-        fprintf(stderr, "rocesim tune: no objective: give --objective METRIC (a key of summary.json metrics, e.g. "
-                        "fct_p99_ns) or objective = METRIC in [sweep]\n");
-        rc = 2;
+    guint valid = 0;
+    if ((rc = tuner_configure(&t, &o, &sec, &s, &valid)))
         goto out;
-    }
-    if (o.minimize && o.maximize) {
-        fprintf(stderr, "rocesim tune: --minimize and --maximize: choose one\n");
-        rc = 2;
-        goto out;
-    }
-    const char *rank = o.rank ? o.rank : sec.rank;
-    if (!parse_rank(rank, &t.rank_q)) {
-        fprintf(stderr, "rocesim tune: %s '%s': expected mean or a quantile p0 .. p100 such as p90\n",
-                o.rank ? "--rank" : "[sweep] rank", rank);
-        rc = 2;
-        goto out;
-    }
-    if (o.constraint_share != 0 && !(o.constraint_share > 0 && o.constraint_share <= 1)) {
-        fprintf(stderr, "rocesim tune: --constraint-share %g: expected a share above 0 and at most 1, e.g. 0.8\n",
-                o.constraint_share);
-        rc = 2;
-        goto out;
-    }
-    t.share = o.constraint_share ? o.constraint_share : sec.constraint_share ? sec.constraint_share : 1;
-    t.maximize = o.maximize || (!o.minimize && sec.direction && !strcmp(sec.direction, "maximize"));
-    guint ncons = o.constraints ? g_strv_length(o.constraints) : sec.constraints->len;
-    t.cons = g_new0(struct sweep_constraint, ncons ? ncons : 1);
-    for (guint c = 0; c < ncons; c++) {
-        const char *text = o.constraints ? o.constraints[c] : g_ptr_array_index(sec.constraints, c);
-        if (!sweep_constraint_parse(text, &t.cons[c], &err)) {
-            fprintf(stderr, "rocesim tune: %s\n", err->message);
-            g_error_free(err);
-            rc = 2;
-            goto out;
-        }
-        t.ncons++;
-    }
-    guint valid = valid_configs(&s);
-    if (o.budget < 0) {
-        fprintf(stderr, "rocesim tune: --budget %d: expected a number of runs of 1 or more\n", o.budget);
-        rc = 2;
-        goto out;
-    }
-    t.budget = o.budget > 0 ? (guint)o.budget : sec.budget ? sec.budget : MAX((valid + 1) / 2, MIN(valid, 8u));
-    if (t.budget > valid)
-        t.budget = valid;
     if (s.mpi.size > 1) {
         if (s.mpi.rank != 0) {
             if (!o.quiet)
@@ -1209,58 +1273,7 @@ int cmd_tune(int argc, char **argv)
     }
     if (!o.no_plots)
         tune_plot(&t);
-    GArray *ranked = tune_rank(&t, FALSE);
-    guint feasible = 0, coarse = 0, reused = 0;
-    for (guint i = 0; i < ranked->len; i++)
-        feasible += g_array_index(ranked, struct ranked, i).viol == 0;
-    for (guint i = 0; i < t.order->len; i++) {
-        coarse += g_array_index(t.phase, int, i) == 0;
-        for (guint rep = 0; rep < s.replicates; rep++)
-            reused += sweep_config_point(&s, g_array_index(t.order, guint, i), rep)->reused;
-    }
-    guint failed = count_state(&s, SP_FAILED);
-    if (!o.quiet) {
-        printf("rocesim tune: %u %s evaluated (%u coarse, %u refinement; %u %sreused from an earlier run), "
-               "%u feasible, %u failed; %s; %.1f s\n",
-               t.order->len, s.replicates > 1 ? "configurations" : "points", coarse, t.order->len - coarse, reused,
-               s.replicates > 1 ? "runs " : "", feasible, failed,
-               exhausted ? "no unevaluated neighbours left" : "budget spent", wall);
-    }
-    if (failed) {
-        fprintf(stderr, "rocesim tune: %u point%s failed:\n", failed, failed == 1 ? "" : "s");
-        list_failures(&s);
-    }
-    if (!feasible) {
-        fprintf(stderr, "rocesim tune: no evaluated point meets the constraints");
-        if (ranked->len) {
-            guint c = g_array_index(ranked, struct ranked, 0).config;
-            GString *which = g_string_new(NULL);
-            double obj;
-            violations(&t, c, &obj, which);
-            char *name = sweep_point_name(s.dims, sweep_config_point(&s, c, 0)->idx);
-            fprintf(stderr, "; the closest, %s, violates %s", name, which->str);
-            g_free(name);
-            g_string_free(which, TRUE);
-        }
-        fprintf(stderr, "\nresults: %s/tune.csv\n", s.out);
-        g_array_free(ranked, TRUE);
-        rc = 1;
-        goto out;
-    }
-    if (o.quiet) {
-        guint c = g_array_index(ranked, struct ranked, 0).config;
-        const struct sweep_point *best = sweep_config_point(&s, c, 0);
-        char *name = sweep_point_name(s.dims, best->idx), *obj = objective_text(&t, c);
-        printf("best: %s\n", name);
-        print_setting(&s, best, "  ");
-        printf("  %s = %s (objective, %s)\n", t.objective, obj, t.maximize ? "maximize" : "minimize");
-        g_free(name);
-        g_free(obj);
-    } else {
-        print_result(&t, ranked, feasible);
-    }
-    g_array_free(ranked, TRUE);
-    rc = 0;
+    rc = tune_report(&t, &o, exhausted, wall);
 out:
     if (t.cons)
         for (guint c = 0; c < t.ncons; c++)
