@@ -39,7 +39,7 @@ static simtime_t ideal_ps(const void *ctx, uint32_t src, uint32_t dst, uint64_t 
     if (c->sc)
         return ideal_transfer_ps(c->sc, c->t, src, dst, bytes);
     uint64_t pkts = (bytes + c->mtu - 1) / c->mtu;
-    uint64_t wire = bytes + pkts * (ROCE_HDR_BYTES + WIRE_EXTRA_BYTES) + ROCE_RETH_BYTES;
+    uint64_t wire = bytes + pkts * (ROCE_HDR_BYTES + WIRE_EXTRA_BYTES) + ROCE_RETH_BYTES + ROCE_IMMDT_BYTES;
     return c->rate ? (simtime_t)((double)wire * 8 * PS_PER_S / (double)c->rate) : 0;
 }
 

@@ -81,9 +81,11 @@ simtime_t ideal_transfer_ps(const struct scenario *sc, const struct topology *t,
     simtime_t delay[16];
     uint32_t nl = path_links(t, src, dst, rate, delay);
     uint64_t npkts = (bytes + sc->mtu - 1) / sc->mtu;
-    uint64_t wire = bytes + npkts * (ROCE_HDR_BYTES + WIRE_EXTRA_BYTES) + ROCE_RETH_BYTES;
+    /* RETH on the first packet, ImmDt on the last (nic.c's framing) */
+    uint64_t wire = bytes + npkts * (ROCE_HDR_BYTES + WIRE_EXTRA_BYTES) + ROCE_RETH_BYTES + ROCE_IMMDT_BYTES;
     uint64_t last_payload = bytes - (npkts - 1) * sc->mtu;
-    uint64_t last_wire = last_payload + ROCE_HDR_BYTES + WIRE_EXTRA_BYTES + (npkts == 1 ? ROCE_RETH_BYTES : 0);
+    uint64_t last_wire = last_payload + ROCE_HDR_BYTES + WIRE_EXTRA_BYTES + ROCE_IMMDT_BYTES +
+                         (npkts == 1 ? ROCE_RETH_BYTES : 0);
     uint64_t bottleneck = rate[0];
     for (uint32_t i = 1; i < nl; i++)
         if (rate[i] < bottleneck)
@@ -451,8 +453,11 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
 static void pcap_tap(struct net *n, void *tap, const struct packet *p, uint32_t sender_local)
 {
     struct frame_ctx ctx = { .pfc_port = (uint16_t)sender_local };
-    if (p->kind == PKT_DATA)
+    if (p->kind == PKT_DATA) {
         ctx.msg_bytes = xfer_bytes(n, p->transfer); /* a part's, when split over QPs */
+        ctx.imm = p->flags & PKT_F_LAST;           /* WRITE LAST/ONLY WITH IMMEDIATE */
+        ctx.imm_data = p->transfer;                /* the transfer id, as the replay sends */
+    }
     if (n->intd && p->kind != PKT_CNP && p->kind != PKT_PFC)
         ctx.intd = &n->intd[p - n->pool];
     pcap_writer_packet(tap, n->eng.now, p, &ctx);

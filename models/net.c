@@ -372,7 +372,7 @@ uint64_t net_port_headroom(const struct scenario *sc, uint64_t rate, simtime_t d
         return sc->headroom;
     /* cable length at 5 ns/m in fibre, or the link's propagation delay as configured */
     simtime_t prop = sc->cable_length_m >= 0 ? (simtime_t)(sc->cable_length_m * 5000.0) : delay;
-    uint32_t max_frame = sc->mtu + ROCE_HDR_BYTES + ROCE_RETH_BYTES + WIRE_EXTRA_BYTES;
+    uint32_t max_frame = sc->mtu + ROCE_HDR_BYTES + ROCE_RETH_BYTES + ROCE_IMMDT_BYTES + WIRE_EXTRA_BYTES;
     return pfc_headroom_bytes(rate, prop, max_frame);
 }
 

@@ -212,7 +212,11 @@ static uint32_t build_data(struct net *n, uint32_t id)
     pk->transfer = q->cur_msg;
     pk->payload = (uint16_t)payload;
     pk->flags = (off == 0 ? PKT_F_FIRST : 0) | (off + 1 == x->npkts ? PKT_F_LAST : 0);
-    pk->frame = (uint16_t)(payload + ROCE_HDR_BYTES + (off == 0 ? ROCE_RETH_BYTES : 0));
+    /* a message is WRITE FIRST..LAST, the last WITH IMMEDIATE (NCCL's net_ib posts its last
+     * work request as RDMA_WRITE_WITH_IMM; the replay does the same): RETH on the first,
+     * ImmDt on the last, both on an ONLY */
+    pk->frame = (uint16_t)(payload + ROCE_HDR_BYTES + (off == 0 ? ROCE_RETH_BYTES : 0) +
+                           (off + 1 == x->npkts ? ROCE_IMMDT_BYTES : 0));
     pk->sport = q->sport;
     pk->prio = q->prio;
     pk->ecn = ECN_ECT0;

@@ -26,6 +26,7 @@ enum { ECN_NOT_ECT = 0, ECN_ECT1 = 1, ECN_ECT0 = 2, ECN_CE = 3 };
 /* RoCEv2 framing (IPv4, no VLAN), see shared/reference/models.md section 5. */
 #define ROCE_HDR_BYTES   62u   /* Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 */
 #define ROCE_RETH_BYTES  16u
+#define ROCE_IMMDT_BYTES 4u    /* ImmDt of WRITE LAST/ONLY WITH IMMEDIATE (IBTA 9.2, 5.1) */
 #define WIRE_EXTRA_BYTES 20u   /* preamble+SFD 8 + inter-frame gap 12 */
 #define ACK_FRAME_BYTES  66u   /* headers + AETH 4 */
 #define CNP_FRAME_BYTES  78u   /* headers + 16 reserved */

@@ -69,6 +69,13 @@ static void test_tshark_matches_counters(void)
     long long sent = test_counter(run_dir, "host0", -1, "tx_prio3_pause"), recvd = test_counter(run_dir, "host0", -1, "rx_prio3_pause");
     CU_ASSERT(sent > 0);
     CU_ASSERT_EQUAL(xoff, sent + recvd);
+    /* every message ends WITH IMMEDIATE, as NCCL's last work request and the replay's do:
+     * no plain WRITE LAST (0x08) or ONLY (0x0a); one LAST/ONLY WITH IMMEDIATE (0x09/0x0b)
+     * per transfer into host0 (8 senders; lossless, so no retransmission repeats one) */
+    CU_ASSERT_EQUAL(tshark_count(pcap, "infiniband.bth.opcode == 8 || infiniband.bth.opcode == 10"), 0);
+    CU_ASSERT_EQUAL(test_metric(run_dir, "retransmitted_packets"), 0);
+    CU_ASSERT_EQUAL(tshark_count(pcap, "ip.dst == 10.0.0.1 && (infiniband.bth.opcode == 9 || "
+                                       "infiniband.bth.opcode == 11)"), 8);
     /* the switch side of the same link sees the same frames */
     char *leaf = g_build_filename(run_dir, "leaf0-0.pcap", NULL);
     CU_ASSERT_EQUAL(tshark_count(leaf, "macc.opcode == 0x0101 && macc.cbfc.pause_time.c3 > 0"), xoff);

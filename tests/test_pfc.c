@@ -357,17 +357,18 @@ static void test_incast_no_pfc(void)
 }
 
 /* rocesim check shows the headroom the switch sets aside per port, from the same formula the
- * MMU tests pin down: at 100 Gb/s with 4 KiB RoCE frames (4096 + 62 + 16 + 20 = 4194 B on the
- * wire), 1 us links: 4194 + 84 + 25000 + 40576 + 4194 = 74048 B; cable_length = 100m (500 ns
- * one way at 5 ns/m): 12500 instead of 25000, 61548 B. */
+ * MMU tests pin down: at 100 Gb/s with the largest 4 KiB RoCE frame (an ONLY with RETH and
+ * ImmDt: 4096 + 62 + 16 + 4 + 20 = 4198 B on the wire), 1 us links:
+ * 4198 + 84 + 25000 + 40576 + 4198 = 74056 B; cable_length = 100m (500 ns one way at 5 ns/m):
+ * 12500 instead of 25000, 61556 B. */
 static void test_headroom_in_check(void)
 {
     char *path = repo_path(INCAST);
-    uint64_t frame = 4096 + ROCE_HDR_BYTES + ROCE_RETH_BYTES + WIRE_EXTRA_BYTES;
-    CU_ASSERT_EQUAL(pfc_headroom_bytes(100000000000ull, 1000000, (uint32_t)frame), 74048);
-    CU_ASSERT_EQUAL(pfc_headroom_bytes(100000000000ull, 500000, (uint32_t)frame), 61548);
-    const char *cases[][2] = { { "", "74048B per lossless priority" },
-                               { "--set switch.cable_length=100m", "61548B per lossless priority" } };
+    uint64_t frame = 4096 + ROCE_HDR_BYTES + ROCE_RETH_BYTES + ROCE_IMMDT_BYTES + WIRE_EXTRA_BYTES;
+    CU_ASSERT_EQUAL(pfc_headroom_bytes(100000000000ull, 1000000, (uint32_t)frame), 74056);
+    CU_ASSERT_EQUAL(pfc_headroom_bytes(100000000000ull, 500000, (uint32_t)frame), 61556);
+    const char *cases[][2] = { { "", "74056B per lossless priority" },
+                               { "--set switch.cable_length=100m", "61556B per lossless priority" } };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         char *cmd = g_strdup_printf("'%s' check '%s' %s", test_rocesim_bin(), path, cases[i][0]);
         char *out = NULL;

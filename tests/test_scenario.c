@@ -375,10 +375,11 @@ static void test_check_prints_expanded(void)
         "hosts = 16\n",
         /* 8 hosts x 100G down, 2 x 100G up per leaf */
         "oversubscription = 4.00:1",
-        /* host0 -> host8: 4 links of 1 us; a 1-byte write is 1+62+16+20 = 99 B on the wire
-         * = 7.92 ns per link, so one way = 4 x (1 us + 7.92 ns) = 4.03168 us, RTT 8.06336 us,
-         * BDP = 100 Gb/s x 8.06336 us / 8 = 100792 B */
-        "longest_path = 4 links", "base_rtt = 8.06336us", "bdp = 100792B",
+        /* host0 -> host8: 4 links of 1 us; a 1-byte write (WRITE ONLY WITH IMMEDIATE) is
+         * 1+62+16 (RETH)+4 (ImmDt)+20 = 103 B on the wire = 8.24 ns per link, so one way =
+         * 4 x (1 us + 8.24 ns) = 4.03296 us, RTT 8.06592 us, BDP = 100 Gb/s x 8.06592 us / 8
+         * = 100824 B */
+        "longest_path = 4 links", "base_rtt = 8.06592us", "bdp = 100824B",
         "transfers = 3 (192KB in total)",
         /* the workload's own defaults: prio from [nic] data_priority (3), start 0 */
         "# [workload w]: defaults it takes\nprio = 3   ([nic] data_priority)\nstart = 0ps\n",

@@ -72,6 +72,7 @@ static struct xfer *read_transfers(const char *out, size_t *n)
 #define MTU 4096u
 #define HDR 62u      /* Eth 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 */
 #define RETH 16u     /* first packet of an RDMA WRITE */
+#define IMMDT 4u     /* last packet: WRITE LAST/ONLY WITH IMMEDIATE (IBTA 9.2) */
 #define WIRE_X 20u   /* preamble 8 + IFG 12 */
 
 /* Picoseconds to send `bytes` at 100 Gb/s: 8 bits / 100e9 = 80 ps per byte. */
@@ -79,20 +80,21 @@ static uint64_t ps_at_100g(uint64_t bytes) { return bytes * 80; }
 
 /* ---- single flow ---- */
 
-/* 64 MB = 15625 packets of 4096 B. On the wire: 64e6 + 15625 x 82 + 16 (RETH) = 65281266 B
- * = 5222501.28 ns at 100 Gb/s (efficiency 4096/4178). Then the last packet (4178 B on the
- * wire, 334.24 ns) is stored and forwarded by leaf0, the spine and leaf1, and every one of
- * the 4 links adds 1 us: ideal = 5222501.28 + 3 x 334.24 + 4000 = 5227504.00 ns. */
+/* 64 MB = 15625 packets of 4096 B. On the wire: 64e6 + 15625 x 82 + 16 (RETH, first packet)
+ * + 4 (ImmDt, last packet) = 65281270 B = 5222501.60 ns at 100 Gb/s. Then the last packet
+ * (4096 + 82 + 4 = 4182 B on the wire, 334.56 ns) is stored and forwarded by leaf0, the spine
+ * and leaf1, and every one of the 4 links adds 1 us:
+ * ideal = 5222501.60 + 3 x 334.56 + 4000 = 5227505.28 ns. */
 static void test_single_flow_line_rate(void)
 {
     const uint64_t bytes = 64000000;
     uint64_t npkts = (bytes + MTU - 1) / MTU;
     CU_ASSERT_EQUAL(npkts, 15625);
-    uint64_t wire = bytes + npkts * (HDR + WIRE_X) + RETH;
-    uint64_t last_wire = (bytes - (npkts - 1) * MTU) + HDR + WIRE_X;
+    uint64_t wire = bytes + npkts * (HDR + WIRE_X) + RETH + IMMDT;
+    uint64_t last_wire = (bytes - (npkts - 1) * MTU) + HDR + WIRE_X + IMMDT;
     uint64_t ideal_ps = ps_at_100g(wire) + 3 * ps_at_100g(last_wire) + 4 * 1000000ull /* 4 links of 1 us */;
     uint64_t ideal_ns = ideal_ps / 1000;
-    CU_ASSERT_EQUAL(ideal_ns, 5227504);
+    CU_ASSERT_EQUAL(ideal_ns, 5227505);
 
     struct test_outdir o = test_outdir_new();
     CU_ASSERT_EQUAL_FATAL(test_run_sim("single_flow.ini", o.out, NULL), 0);
@@ -120,9 +122,9 @@ static void test_single_flow_line_rate(void)
     CU_ASSERT_EQUAL(test_metric(o.out, "timeouts"), 0);
     CU_ASSERT_EQUAL(test_metric(o.out, "completion_ns"), (gint64)x[0].end_ns);
     /* framing: the sender put exactly 15625 data frames on its link, 62 B of headers each
-     * plus one RETH; the receiver got every payload byte once */
+     * plus one RETH and one ImmDt; the receiver got every payload byte once */
     CU_ASSERT_EQUAL(test_counter(o.out, "host0", -1, "tx_packets"), 15625);
-    CU_ASSERT_EQUAL(test_counter(o.out, "host0", -1, "tx_bytes"), (gint64)(bytes + npkts * HDR + RETH));
+    CU_ASSERT_EQUAL(test_counter(o.out, "host0", -1, "tx_bytes"), (gint64)(bytes + npkts * HDR + RETH + IMMDT));
     CU_ASSERT_EQUAL(test_counter(o.out, "host2", -1, "rx_bytes"), (gint64)bytes);
     CU_ASSERT_EQUAL(test_counter(o.out, "host2", -1, "out_of_sequence"), 0);
     g_free(x);
