@@ -14,6 +14,8 @@
 #include "analysis/outcome.h"
 #include "models/schedule.h"
 
+struct verbs_fns;
+
 #define REPLAY_ERROR (replay_error_quark())
 GQuark replay_error_quark(void);
 enum {
@@ -41,7 +43,10 @@ struct replay_config {
     outcome_ideal_fn ideal;
     const void *ideal_ctx;
     const char *out_dir;              /* written by rank 0 */
-    const char *transport;            /* "udp" */
+    const char *transport;            /* "udp" or "verbs" */
+    const struct verbs_fns *verbs;    /* verbs: the table (NULL: libibverbs) */
+    const char *device;               /* verbs: RDMA device (NULL: the first) */
+    int gid_index;                    /* verbs: -1 for the RoCE v2 GID of this host's address */
     const char *netdev;               /* this rank's netdev from the map (NULL, "-", "lo": none) */
     const char *net_root, *debugfs_root; /* sysfs roots (NULL: /sys/class/net, /sys/kernel/debug) */
     volatile int *stop;               /* set by a signal handler: stop as if timed out */

@@ -10,6 +10,7 @@
 #include "replay/hostinfo.h"
 #include "replay/report.h"
 #include "replay/udp.h"
+#include "replay/verbs_xport.h"
 
 G_DEFINE_QUARK(rocesim-replay-error-quark, replay_error)
 
@@ -288,6 +289,29 @@ static void teardown(struct rank_state *r)
     hostinfo_clear(&r->info);
 }
 
+/* Every rank's error of a setup step (NULL: none) to every rank: FALSE with all of them in
+ * *err when any rank failed, so no rank goes on alone. */
+static gboolean gather_errors(struct rank_state *r, const char *mine, GError **err)
+{
+    GBytes **st = NULL;
+    if (!ctrl_allgather(r->ctrl, mine ? mine : "", mine ? MIN(strlen(mine), 255) : 0, &st, err))
+        return FALSE;
+    GString *bad = g_string_new(NULL);
+    for (int k = 0; k < r->c->size; k++) {
+        gsize l;
+        const char *m = g_bytes_get_data(st[k], &l);
+        if (l)
+            g_string_append_printf(bad, "%srank %d: %.*s", bad->len ? "; " : "", k, (int)l, m);
+        g_bytes_unref(st[k]);
+    }
+    g_free(st);
+    gboolean ok = bad->len == 0;
+    if (!ok)
+        g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_RUN, "%s", bad->str);
+    g_string_free(bad, TRUE);
+    return ok;
+}
+
 /* The rank's report: header then records. */
 static GBytes *make_report(struct rank_state *r, gboolean complete)
 {
@@ -319,35 +343,45 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
     if (!r.ctrl)
         goto out;
     struct xport_events ev = { &r, ev_landed, ev_notified, ev_acked, ev_failed };
-    struct udp_config uc = { .me = r.me, .nhosts = (uint32_t)size, .sched = r.s, .addr = c->addr,
-                             .port = c->udp_port, .mtu = c->mtu, .rate_bps = c->rate_bps,
-                             .window = c->window, .rto_ns = c->rto_ns, .retry = 7,
-                             .entropy_ports = TRUE, .drop = c->drop };
     GError *xe = NULL;
-    r.x = udp_xport_new(&uc, &ev, &xe);
+    GBytes *ep = NULL;
+    if (c->transport && !strcmp(c->transport, "verbs")) {
+        struct verbs_config vc = { .me = r.me, .nhosts = (uint32_t)size, .sched = r.s,
+                                   .qp_of = r.qp_of, .mtu = c->mtu,
+                                   .fns = c->verbs ? c->verbs : verbs_real(), .device = c->device,
+                                   .gid_index = c->gid_index, .addr = c->addr[r.me] };
+        for (int p = 0; p < 8; p++) /* the writer's rule when a v1 file has no meta dscp */
+            vc.dscp[p] = r.s->meta.present ? r.s->meta.dscp[p] : (uint8_t)(8 * p);
+        r.x = verbs_xport_new(&vc, &ev, &ep, &xe);
+    } else {
+        struct udp_config uc = { .me = r.me, .nhosts = (uint32_t)size, .sched = r.s, .addr = c->addr,
+                                 .port = c->udp_port, .mtu = c->mtu, .rate_bps = c->rate_bps,
+                                 .window = c->window, .rto_ns = c->rto_ns, .retry = 7,
+                                 .entropy_ports = TRUE, .drop = c->drop };
+        r.x = udp_xport_new(&uc, &ev, &xe);
+    }
     /* every rank says whether its transport came up before anyone starts */
-    char mine[256] = "";
-    if (!r.x)
-        g_strlcpy(mine, xe->message, sizeof mine);
+    gboolean up = gather_errors(&r, xe ? xe->message : NULL, err);
     g_clear_error(&xe);
-    GBytes **st = NULL;
-    if (!ctrl_allgather(r.ctrl, mine, strlen(mine), &st, err))
-        goto out;
-    GString *bad = g_string_new(NULL);
-    for (int k = 0; k < size; k++) {
+    if (up && ep) {
+        /* verbs: every host's QP ends, then every QP to RTS, then everyone says it is */
+        GBytes **eps = NULL;
         gsize l;
-        const char *m = g_bytes_get_data(st[k], &l);
-        if (l)
-            g_string_append_printf(bad, "%srank %d: %.*s", bad->len ? "; " : "", k, (int)l, m);
-        g_bytes_unref(st[k]);
+        const void *d = g_bytes_get_data(ep, &l);
+        up = ctrl_allgather(r.ctrl, d, l, &eps, err);
+        if (up) {
+            verbs_xport_connect(r.x, eps, &xe);
+            for (int k = 0; k < size; k++)
+                g_bytes_unref(eps[k]);
+            g_free(eps);
+            up = gather_errors(&r, xe ? xe->message : NULL, err);
+            g_clear_error(&xe);
+        }
     }
-    g_free(st);
-    if (bad->len) {
-        g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_RUN, "%s", bad->str);
-        g_string_free(bad, TRUE);
+    if (ep)
+        g_bytes_unref(ep);
+    if (!up)
         goto out;
-    }
-    g_string_free(bad, TRUE);
 
     /* clocks, then a common start: rank 0 names time 0 on its clock, each rank maps it */
     int64_t *off = g_new0(int64_t, size), *half = g_new0(int64_t, size), *at = g_new0(int64_t, size);

@@ -187,11 +187,8 @@ int cmd_replay(int argc, char **argv)
             rc = err->code == REPLAY_ERROR_NO_DEVICE ? 3 : 1;
             goto done;
         }
+        /* a device is there: the run opens it again through the same table */
         ibv_close_device(vc);
-        fprintf(stderr, "rocesim replay: rank %d: the verbs data path is not implemented yet; "
-                        "use --transport udp\n", ms.rank);
-        rc = 1;
-        goto done;
     }
     struct in_addr *addr = g_new(struct in_addr, nhosts);
     for (uint32_t h = 0; h < nhosts; h++)
@@ -205,6 +202,8 @@ int cmd_replay(int argc, char **argv)
         .udp_port = (uint16_t)udp_port, .mtu = m, .rate_bps = rate_bps, .window = (uint32_t)window, .drop = drop,
         .rto_ns = rto_ns, .timeout_ns = timeout_ns, .start_delay_ns = 100000000,
         .ideal = ideal_ps, .ideal_ctx = &ic, .out_dir = out, .transport = tr, .stop = &stop_flag,
+        .device = device ? device : strcmp(map->h[ms.rank].device, "-") ? map->h[ms.rank].device : NULL,
+        .gid_index = gid && strcmp(gid, "auto") ? atoi(gid) : -1,
         .netdev = map->h[ms.rank].netdev, .net_root = sysfs_net, .debugfs_root = debugfs,
     };
     struct sigaction sa = { .sa_handler = on_signal };

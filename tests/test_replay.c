@@ -172,7 +172,9 @@ static int fake_close(struct ibv_context *c)
 
 static void test_verbs_open_fake(void)
 {
-    const struct verbs_fns f = { fake_get, fake_free, fake_name, fake_open, fake_close };
+    const struct verbs_fns f = { .get_device_list = fake_get, .free_device_list = fake_free,
+                                 .get_device_name = fake_name, .open_device = fake_open,
+                                 .close_device = fake_close };
     GError *e = NULL;
     fake_calls = g_string_new(NULL);
     fake_mode = 0;
