@@ -49,6 +49,8 @@ struct replay_config {
     int gid_index;                    /* verbs: -1 for the RoCE v2 GID of this host's address */
     const char *netdev;               /* this rank's netdev from the map (NULL, "-", "lo": none) */
     const char *net_root, *debugfs_root; /* sysfs roots (NULL: /sys/class/net, /sys/kernel/debug) */
+    const char *ib_root;              /* NULL: /sys/class/infiniband */
+    int64_t sample_interval_ns;       /* NIC counters into counters.csv (0: start and end only) */
     volatile int *stop;               /* set by a signal handler: stop as if timed out */
 };
 

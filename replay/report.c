@@ -155,6 +155,17 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
                 fprintf(f, "%" G_GUINT64_FORMAT ",host%d,0,%s,%" G_GINT64_FORMAT "\n", end_ns, r,
                         (const char *)l->data, json_object_get_int_member(cn, l->data));
             g_list_free(names);
+            /* the NIC's counters sampled during the run (sampler.h): local time -> time base */
+            const char *smp = io && json_object_has_member(io, "samples") ? json_object_get_string_member(io, "samples") : NULL;
+            char **rows = smp ? g_strsplit(smp, "\n", -1) : NULL;
+            for (char **l = rows; l && *l; l++) {
+                char **fl = g_strsplit(*l, ",", 4);
+                if (g_strv_length(fl) == 4)
+                    fprintf(f, "%" G_GUINT64_FORMAT ",host%d,%s,%s,%s\n",
+                            (uint64_t)(BASE(r, g_ascii_strtoll(fl[0], NULL, 10)) / 1000), r, fl[1], fl[2], fl[3]);
+                g_strfreev(fl);
+            }
+            g_strfreev(rows);
         }
         ok = results_close(f, "counters.csv", err);
     }

@@ -9,6 +9,7 @@
 #include "replay/ctrl.h"
 #include "replay/hostinfo.h"
 #include "replay/report.h"
+#include "replay/sampler.h"
 #include "replay/udp.h"
 #include "replay/verbs_xport.h"
 
@@ -44,6 +45,7 @@ struct rank_state {
     guint8 *known_done;            /* finished here, or notified */
     guint8 *acked;                 /* sent from here and acknowledged */
     struct hostinfo info;
+    struct sampler smp;
 };
 
 static uint32_t finish_host(const struct transfer *t) { return t->bytes ? t->dst : t->src; }
@@ -287,6 +289,7 @@ static void teardown(struct rank_state *r)
         g_byte_array_unref(r->report);
     g_free(r->abort_reason);
     hostinfo_clear(&r->info);
+    sampler_clear(&r->smp);
 }
 
 /* Every rank's error of a setup step (NULL: none) to every rank: FALSE with all of them in
@@ -315,7 +318,9 @@ static gboolean gather_errors(struct rank_state *r, const char *mine, GError **e
 /* The rank's report: header then records. */
 static GBytes *make_report(struct rank_state *r, gboolean complete)
 {
-    char *info = hostinfo_end(&r->info);
+    char *rows = sampler_end(&r->smp, ctrl_now_ns());
+    char *info = hostinfo_end(&r->info, rows);
+    g_free(rows);
     struct replay_report_hdr h = { .rank = r->me, .complete = complete, .local_t0 = r->local_t0,
                                    .info_len = (uint32_t)strlen(info) };
     r->x->ops->stats(r->x->impl, &h.stats);
@@ -410,6 +415,7 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
     g_free(pl);
 
     hostinfo_begin(&r.info, c->netdev, c->net_root, c->debugfs_root);
+    sampler_begin(&r.smp, c->ib_root, c->device, 1, c->netdev, c->sample_interval_ns, ctrl_now_ns());
     for (uint32_t i = 0; i < r.n; i++) {
         const struct transfer *t = schedule_get(r.s, i);
         if (t->src == r.me && t->ndeps == 0)
@@ -431,6 +437,7 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
             r.last_event = now;
         }
         r.x->ops->service(r.x->impl, now);
+        int64_t sample_due = sent_done ? INT64_MAX : sampler_tick(&r.smp, now);
         if (!aborting && c->stop && *c->stop)
             stop_with(&r, g_strdup_printf("rank %u: stopped by a signal", r.me));
         /* the scan is O(transfers): every 10 ms is soon enough for a timeout in seconds */
@@ -497,7 +504,7 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
         struct pollfd fds[MAX_POLL];
         int nf = r.x->ops->pollfds(r.x->impl, fds, MAX_POLL);
         nf += ctrl_pollfds(r.ctrl, fds + nf, MAX_POLL - nf);
-        int64_t due = MIN(r.x->ops->next_due(r.x->impl), now + 20000000);
+        int64_t due = MIN(MIN(r.x->ops->next_due(r.x->impl), now + 20000000), sample_due);
         if (heap_top(r.heap) && !aborting)
             due = MIN(due, heap_top(r.heap)->t);
         if (due > now) {

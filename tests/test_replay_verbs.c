@@ -72,7 +72,8 @@ static char *replay3(const char *dir, enum replay_status *st0, gboolean *ok0)
             .sched = s, .schedule_path = sp, .rank = k, .size = 3, .addr = addr,
             .ctrl_addr = "127.0.0.1", .ctrl_port = port, .mtu = 1024, .timeout_ns = 5000000000LL,
             .start_delay_ns = 50000000, .ideal = ideal, .out_dir = out, .transport = "verbs",
-            .verbs = &fake_fns, .gid_index = -1 } };
+            .verbs = &fake_fns, .gid_index = -1, .device = "fake0", .ib_root = dir,
+            .sample_interval_ns = 1000000 } };
         th[k] = g_thread_new("rank", run_rank, &rr[k]);
     }
     for (int k = 0; k < 3; k++)
@@ -122,6 +123,13 @@ static void test_verbs_replay_complete(void)
 {
     fake_reset(65536);
     char *dir = g_dir_make_tmp("rocesim-verbs-XXXXXX", NULL);
+    /* the device's hw_counters, for the sampler */
+    char *hc = g_build_filename(dir, "fake0", "ports", "1", "hw_counters", NULL);
+    CU_ASSERT_EQUAL_FATAL(g_mkdir_with_parents(hc, 0755), 0);
+    char *cf = g_build_filename(hc, "np_cnp_sent", NULL);
+    CU_ASSERT_FATAL(g_file_set_contents(cf, "7\n", -1, NULL));
+    g_free(cf);
+    g_free(hc);
     enum replay_status st;
     gboolean ok;
     char *out = replay3(dir, &st, &ok);
@@ -177,6 +185,16 @@ static void test_verbs_replay_complete(void)
     char **lines = g_strsplit(body, "\n", -1);
     CU_ASSERT_EQUAL(g_strv_length(lines), 1 + 4 + 1);
     g_strfreev(lines);
+    g_free(body);
+    g_free(csv);
+    /* counters.csv: the sampled hw_counters of every host, port 1, no increase in the fixture */
+    csv = g_build_filename(out, "counters.csv", NULL);
+    CU_ASSERT_FATAL(g_file_get_contents(csv, &body, NULL, NULL));
+    for (int h = 0; h < 3; h++) {
+        char *row = g_strdup_printf(",host%d,1,np_cnp_sent,0\n", h);
+        CU_ASSERT_PTR_NOT_NULL(strstr(body, row));
+        g_free(row);
+    }
     g_free(body);
     g_free(csv);
     done(dir, out);
