@@ -51,6 +51,7 @@ struct replay_config {
     const char *net_root, *debugfs_root; /* sysfs roots (NULL: /sys/class/net, /sys/kernel/debug) */
     const char *ib_root;              /* NULL: /sys/class/infiniband */
     int64_t sample_interval_ns;       /* NIC counters into counters.csv (0: start and end only) */
+    const char *capture_iface;        /* rank 0 captures there into capture.pcap (NULL: no) */
     volatile int *stop;               /* set by a signal handler: stop as if timed out */
 };
 

@@ -1,5 +1,6 @@
 /* Rank 0's results folder from every rank's report (see report.h). */
 #include "replay/report.h"
+#include <glib/gstdio.h>
 #include <arpa/inet.h>
 #include <string.h>
 #include "sim/results.h"
@@ -57,7 +58,7 @@ static gboolean parse(GBytes *b, struct parsed *p)
 
 gboolean replay_write_results(const struct replay_config *c, GBytes *const *reports,
                               const struct replay_clock *k, gboolean complete,
-                              const char *reason, GError **err)
+                              const char *reason, const char *capture_file, GError **err)
 {
     const struct schedule *s = c->sched;
     uint32_t n = schedule_count(s);
@@ -278,6 +279,16 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
         ok = g_file_set_contents(fp, json_object_get_string_member(io, "scenario_fragment"), -1, err);
         g_free(fp);
         g_free(name);
+    }
+    if (ok && capture_file) {
+        /* the capture goes in with the rest (pcap-stats lab/capture.pcap) */
+        char *fp = g_build_filename(rd.tmp, "capture.pcap", NULL), *data = NULL;
+        gsize len = 0;
+        if (g_rename(capture_file, fp) != 0) /* another file system: copy */
+            ok = g_file_get_contents(capture_file, &data, &len, err) &&
+                 g_file_set_contents(fp, data, (gssize)len, err);
+        g_free(data);
+        g_free(fp);
     }
     if (ok)
         ok = results_commit(&rd, err);

@@ -6,6 +6,10 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+#include "replay/capture.h"
 #include "replay/ctrl.h"
 #include "replay/hostinfo.h"
 #include "replay/report.h"
@@ -46,6 +50,8 @@ struct rank_state {
     guint8 *acked;                 /* sent from here and acknowledged */
     struct hostinfo info;
     struct sampler smp;
+    struct capture *cap;
+    char *cap_path;                /* rank 0's capture file until it moves into the folder */
 };
 
 static uint32_t finish_host(const struct transfer *t) { return t->bytes ? t->dst : t->src; }
@@ -290,6 +296,10 @@ static void teardown(struct rank_state *r)
     g_free(r->abort_reason);
     hostinfo_clear(&r->info);
     sampler_clear(&r->smp);
+    capture_close(r->cap, NULL, NULL);
+    if (r->cap_path)
+        g_unlink(r->cap_path); /* moved into the folder, or not to be kept */
+    g_free(r->cap_path);
 }
 
 /* Every rank's error of a setup step (NULL: none) to every rank: FALSE with all of them in
@@ -365,6 +375,18 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
                                  .entropy_ports = TRUE, .drop = c->drop };
         r.x = udp_xport_new(&uc, &ev, &xe);
     }
+    if (!xe && c->rank == 0 && c->capture_iface) {
+        /* next to the folder-to-be, so it can be renamed into it */
+        r.cap_path = g_strdup_printf("%s.capture-XXXXXX", c->out_dir);
+        int fd = g_mkstemp(r.cap_path);
+        if (fd < 0)
+            g_set_error(&xe, REPLAY_ERROR, REPLAY_ERROR_RUN, "--capture: %s: %s", r.cap_path, g_strerror(errno));
+        else
+            close(fd);
+        if (fd >= 0)
+            r.cap = capture_open(c->capture_iface, r.cap_path, c->transport && !strcmp(c->transport, "verbs")
+                                 ? 4791 : c->udp_port, &xe);
+    }
     /* every rank says whether its transport came up before anyone starts */
     gboolean up = gather_errors(&r, xe ? xe->message : NULL, err);
     g_clear_error(&xe);
@@ -437,6 +459,7 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
             r.last_event = now;
         }
         r.x->ops->service(r.x->impl, now);
+        capture_pump(r.cap);
         int64_t sample_due = sent_done ? INT64_MAX : sampler_tick(&r.smp, now);
         if (!aborting && c->stop && *c->stop)
             stop_with(&r, g_strdup_printf("rank %u: stopped by a signal", r.me));
@@ -504,6 +527,8 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
         struct pollfd fds[MAX_POLL];
         int nf = r.x->ops->pollfds(r.x->impl, fds, MAX_POLL);
         nf += ctrl_pollfds(r.ctrl, fds + nf, MAX_POLL - nf);
+        if (r.cap && nf < MAX_POLL && capture_fd(r.cap) >= 0)
+            fds[nf++] = (struct pollfd){ .fd = capture_fd(r.cap), .events = POLLIN };
         int64_t due = MIN(MIN(r.x->ops->next_due(r.x->impl), now + 20000000), sample_due);
         if (heap_top(r.heap) && !aborting)
             due = MIN(due, heap_top(r.heap)->t);
@@ -522,7 +547,14 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
         for (int k = 0; k < size; k++)
             if (!reports[k])
                 complete = FALSE;
-        ok = replay_write_results(c, reports, &clk, complete, final_reason, err);
+        if (r.cap) {
+            uint64_t pk = 0, dr = 0;
+            capture_close(r.cap, &pk, &dr);
+            r.cap = NULL;
+            printf("capture on %s: %" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT " dropped by "
+                   "the kernel or interface\n", c->capture_iface, pk, dr);
+        }
+        ok = replay_write_results(c, reports, &clk, complete, final_reason, r.cap_path, err);
         *status = complete ? REPLAY_COMPLETE : REPLAY_INCOMPLETE;
     } else {
         if (complete)

@@ -60,7 +60,7 @@ int cmd_replay(int argc, char **argv)
 {
     char *hosts = NULL, *transport = NULL, *device = NULL, *gid = NULL, *scenario = NULL,
          *timeout = NULL, *out = NULL, *rate = NULL, *rto = NULL, *ctrl_addr = NULL,
-         *sysfs_net = NULL, *debugfs = NULL, *sysfs_ib = NULL, *sample = NULL;
+         *sysfs_net = NULL, *debugfs = NULL, *sysfs_ib = NULL, *sample = NULL, *capture = NULL;
     int udp_port = 4791, ctrl_port = 18515, mtu = 0, window = 64;
     double drop = 0;
     GOptionEntry entries[] = {
@@ -79,6 +79,7 @@ int cmd_replay(int argc, char **argv)
         { "udp-port", 0, 0, G_OPTION_ARG_INT, &udp_port, "udp: port every host listens on (default 4791)", "PORT" },
         { "ctrl-port", 0, 0, G_OPTION_ARG_INT, &ctrl_port, "TCP port of rank 0's control plane (default 18515)", "PORT" },
         { "sysfs-net", 0, 0, G_OPTION_ARG_FILENAME, &sysfs_net, "Where the netdevs' sysfs is (default /sys/class/net; for tests)", "DIR" },
+        { "capture", 0, 0, G_OPTION_ARG_STRING, &capture, "Rank 0 captures RoCEv2 (UDP 4791 or --udp-port) and PFC frames on this interface (a mirror port) into capture.pcap of the folder", "IFACE" },
         { "sysfs-ib", 0, 0, G_OPTION_ARG_FILENAME, &sysfs_ib, "Where the RDMA devices' sysfs is (default /sys/class/infiniband; for tests)", "DIR" },
         { "sample-interval", 0, 0, G_OPTION_ARG_STRING, &sample, "Sample the NIC's hw_counters and ethtool statistics into counters.csv this often (default 100ms; 0: at the start and end only)", "TIME" },
         { "debugfs", 0, 0, G_OPTION_ARG_FILENAME, &debugfs, "Where debugfs is (default /sys/kernel/debug; for tests)", "DIR" },
@@ -207,7 +208,7 @@ int cmd_replay(int argc, char **argv)
         .ideal = ideal_ps, .ideal_ctx = &ic, .out_dir = out, .transport = tr, .stop = &stop_flag,
         .device = device ? device : strcmp(map->h[ms.rank].device, "-") ? map->h[ms.rank].device : NULL,
         .gid_index = gid && strcmp(gid, "auto") ? atoi(gid) : -1,
-        .ib_root = sysfs_ib, .sample_interval_ns = sample_ns,
+        .capture_iface = capture, .ib_root = sysfs_ib, .sample_interval_ns = sample_ns,
         .netdev = map->h[ms.rank].netdev, .net_root = sysfs_net, .debugfs_root = debugfs,
     };
     struct sigaction sa = { .sa_handler = on_signal };
@@ -242,6 +243,7 @@ done:
     g_free(sysfs_net);
     g_free(debugfs);
     g_free(sysfs_ib);
+    g_free(capture);
     g_free(sample);
     return rc;
 }

@@ -641,7 +641,7 @@ static void test_results_time_base(void)
                                .out_dir = out, .transport = "udp", .ideal = NULL };
     /* the ideal: 1 ns a byte, 4096 ns, so the slowdown is 5000 / 4096 = 1.2207 */
     c.ideal = ideal_1ns_per_byte;
-    CU_ASSERT_FATAL(replay_write_results(&c, reports, &k, FALSE, "rank 1: test", &e));
+    CU_ASSERT_FATAL(replay_write_results(&c, reports, &k, FALSE, "rank 1: test", NULL, &e));
     char *csv = NULL, *p = g_build_filename(out, "transfers.csv", NULL);
     CU_ASSERT_FATAL(g_file_get_contents(p, &csv, NULL, NULL));
     CU_ASSERT_PTR_NOT_NULL(strstr(csv, "\n0,0,1,4096,3,2000,7000,5000,4096,1.2207\n"));
