@@ -27,7 +27,10 @@ enum {
 enum replay_status { REPLAY_COMPLETE = 0, REPLAY_INCOMPLETE };
 
 struct replay_config {
-    const struct schedule *sched;     /* validated, with qps */
+    const struct schedule *sched;     /* validated, with qps; host h = rank h */
+    const struct schedule *out_sched; /* --subset: the same transfers in the schedule's own host
+                                       * numbering, for the results (NULL: sched) */
+    const uint32_t *rank_host;        /* --subset: the schedule host of each rank (NULL: rank) */
     const char *schedule_path;
     int rank, size;                   /* this process = schedule host `rank` */
     struct in_addr *addr;             /* IPv4 of each schedule host */
