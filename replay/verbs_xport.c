@@ -12,9 +12,10 @@
 
 #define SQ_DEPTH 256
 #define SRQ_DEPTH 1024
-#define CQ_DEPTH 4096
-/* wr_id: the transfer id, with this bit for a notification */
+/* wr_id: the transfer id, with this bit for a notification; receives carry WR_RECV (an error
+ * completion's opcode is undefined, its wr_id is not) */
 #define WR_NOTIFY (1ull << 32)
+#define WR_RECV (1ull << 33)
 
 enum ep_kind { EP_DATA = 0, EP_CTRL = 1 };
 
@@ -124,7 +125,7 @@ static gboolean post_recvs(struct vx *v, uint32_t n, GError **err)
 {
     for (uint32_t i = 0; i < n; i++) {
         /* a WRITE WITH IMMEDIATE consumes a receive with no scatter entries */
-        struct ibv_recv_wr wr = { .wr_id = 0, .sg_list = NULL, .num_sge = 0 }, *bad = NULL;
+        struct ibv_recv_wr wr = { .wr_id = WR_RECV, .sg_list = NULL, .num_sge = 0 }, *bad = NULL;
         int e = v->c.fns->post_srq_recv(v->srq, &wr, &bad);
         if (e)
             return verr(err, REPLAY_ERROR_RUN, "ibv_post_srq_recv", e);
@@ -281,8 +282,12 @@ struct xport *verbs_xport_new(const struct verbs_config *c, const struct xport_e
         verr(err, REPLAY_ERROR_RUN, "ibv_alloc_pd", errno);
         goto fail;
     }
+    /* room for every receive and every signalled send that can be outstanding */
+    int cqe = SRQ_DEPTH + nqp * SQ_DEPTH;
+    if (da.orig_attr.max_cqe > 0 && cqe > da.orig_attr.max_cqe)
+        cqe = da.orig_attr.max_cqe;
     struct ibv_cq_init_attr_ex ca = {
-        .cqe = CQ_DEPTH,
+        .cqe = (uint32_t)cqe,
         .wc_flags = IBV_WC_EX_WITH_BYTE_LEN | IBV_WC_EX_WITH_IMM | IBV_WC_EX_WITH_QP_NUM |
                     (v->hw_ts ? IBV_WC_EX_WITH_COMPLETION_TIMESTAMP : 0),
     };
@@ -545,12 +550,11 @@ static void one_cqe(struct vx *v)
     struct ibv_cq_ex *cq = v->cq;
     uint64_t id = cq->wr_id;
     enum ibv_wc_status status = cq->status;
-    enum ibv_wc_opcode op = ibv_wc_read_opcode(cq);
     int64_t t = cqe_ns(v, v->hw_ts ? ibv_wc_read_completion_ts(cq) : 0);
-    if (op & IBV_WC_RECV) {
+    if (id & WR_RECV) {
         if (v->srq_posted)
             v->srq_posted--;
-        if (status != IBV_WC_SUCCESS)
+        if (status != IBV_WC_SUCCESS || ibv_wc_read_opcode(cq) != IBV_WC_RECV_RDMA_WITH_IMM)
             return; /* a flushed receive: the sender's side reports the failure */
         struct vqp *q = g_hash_table_lookup(v->by_qpn, GUINT_TO_POINTER(ibv_wc_read_qp_num(cq)));
         uint32_t imm = ntohl(ibv_wc_read_imm_data(cq));

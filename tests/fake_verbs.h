@@ -37,7 +37,7 @@ struct fake_cq {
 
 struct fake_srq {
     struct ibv_srq srq;
-    uint32_t posted;
+    GQueue posted;           /* wr_id of each posted receive, oldest first */
 };
 
 struct fake_qp {
@@ -287,6 +287,7 @@ static struct ibv_srq *fk_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr
 static int fk_destroy_srq(struct ibv_srq *s)
 {
     fk_count(&fake.live_srq, -1);
+    g_queue_clear_full(&((struct fake_srq *)s)->posted, g_free);
     g_free(s);
     return 0;
 }
@@ -295,7 +296,7 @@ static int fk_post_srq_recv(struct ibv_srq *s, struct ibv_recv_wr *wr, struct ib
     (void)bad;
     g_mutex_lock(&fake.m);
     for (; wr; wr = wr->next)
-        ((struct fake_srq *)s)->posted++;
+        g_queue_push_tail(&((struct fake_srq *)s)->posted, g_memdup2(&wr->wr_id, sizeof wr->wr_id));
     g_mutex_unlock(&fake.m);
     return 0;
 }
@@ -383,11 +384,14 @@ static enum ibv_wc_status fk_deliver(struct fake_qp *q, struct ibv_send_wr *wr)
         fake.bytes_written += len;
     }
     if (wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
-        if (!r->srq->posted)
+        uint64_t *rid = g_queue_pop_head(&r->srq->posted);
+        if (!rid)
             return IBV_WC_RNR_RETRY_EXC_ERR;
-        r->srq->posted--;
+        uint64_t recv_id = *rid;
+        g_free(rid);
         fake.imm_writes++;
-        fk_push(r->cq, (struct fake_cqe){ .status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV_RDMA_WITH_IMM,
+        fk_push(r->cq, (struct fake_cqe){ .wr_id = recv_id, .status = IBV_WC_SUCCESS,
+                                          .opcode = IBV_WC_RECV_RDMA_WITH_IMM,
                                           .byte_len = len, .qp_num = r->qp.qp_num,
                                           .imm = ntohl(wr->imm_data) });
     }
