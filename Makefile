@@ -1,5 +1,5 @@
 # rocesim — build, test, demo, bench.
-# Sources are found by wildcard: a new module in sim/, models/, analysis/ or replay/ and a new
+# Sources are found by wildcard: a new module in sim/, models/, analysis/, tune/, replay/ or cli/ and a new
 # tests/test_*.c suite are built without editing this file.
 
 CC      ?= gcc
@@ -11,8 +11,8 @@ TEST_LDLIBS := -lcunit
 CFLAGS_RELEASE := $(CFLAGS_COMMON) -O2
 CFLAGS_SAN     := $(CFLAGS_COMMON) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-LIB_SRCS  := $(filter-out sim/main.c,$(wildcard sim/*.c models/*.c analysis/*.c replay/*.c))
-HDRS      := $(wildcard sim/*.h models/*.h analysis/*.h replay/*.h tests/*.h)
+LIB_SRCS  := $(filter-out cli/main.c,$(wildcard sim/*.c models/*.c analysis/*.c tune/*.c replay/*.c cli/*.c))
+HDRS      := $(wildcard sim/*.h models/*.h analysis/*.h tune/*.h replay/*.h cli/*.h tests/*.h)
 TEST_SRCS := $(wildcard tests/test_*.c)
 
 REL_OBJS  := $(patsubst %.c,build/obj/%.o,$(LIB_SRCS))
@@ -36,7 +36,7 @@ FUZZ_OBJS    := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRCS))
 FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZERS      := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps deps-check check test test-san validate validate-fast fuzz fuzz-replay test-clang-san demo bench clean
+.PHONY: all deps deps-check check layers test test-san validate validate-fast fuzz fuzz-replay test-clang-san demo bench clean
 all: build/rocesim
 
 deps:
@@ -74,11 +74,11 @@ build/librocesim-san.a: $(SAN_OBJS)
 	@mkdir -p build
 	@rm -f $@ && ar rcs $@ $^
 
-build/rocesim: sim/main.c build/librocesim.a
+build/rocesim: cli/main.c build/librocesim.a
 	@echo "  LD      $@"
 	@$(CC) $(CFLAGS_RELEASE) $< build/librocesim.a $(LDLIBS) -o $@
 
-build/rocesim-san: sim/main.c build/librocesim-san.a
+build/rocesim-san: cli/main.c build/librocesim-san.a
 	@echo "  LD san  $@"
 	@$(CC) $(CFLAGS_SAN) $< build/librocesim-san.a $(LDLIBS) -o $@
 
@@ -142,7 +142,7 @@ CLANG_SAN_SCENARIOS := scenarios/deadlock.ini scenarios/pause-storm.ini scenario
   tests/scenarios/single_flow.ini tests/scenarios/coll/rerun-mixed.ini tests/scenarios/coll/rerun-coll.ini \
   tests/scenarios/coll/algos.ini
 
-build/rocesim-clang: sim/main.c build/librocesim-fuzz.a
+build/rocesim-clang: cli/main.c build/librocesim-fuzz.a
 	@echo "  LD fuzz $@"
 	@$(FUZZ_CC) $(CFLAGS_FUZZ) $< build/librocesim-fuzz.a $(LDLIBS) -o $@
 
@@ -175,12 +175,17 @@ test-san: build/rocesim-san $(TESTS_SAN)
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run-suites build/tests-san
 
 check: deps-check
+	@tests/check-layers
 	@$(MAKE) -s --no-print-directory all
 	@$(MAKE) --no-print-directory validate-fast
 	@$(MAKE) --no-print-directory test
 	@$(MAKE) --no-print-directory test-san
 	@$(MAKE) --no-print-directory fuzz-replay
 	@$(MAKE) --no-print-directory test-clang-san
+
+# The include discipline of docs/architecture.md (also the first step of check).
+layers:
+	@tests/check-layers
 
 demo: deps
 	@$(MAKE) -s --no-print-directory all

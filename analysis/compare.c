@@ -35,7 +35,7 @@
 #include "analysis/metrics.h"
 #include "analysis/plot.h"
 #include "analysis/report.h"
-#include "sim/commands.h"
+#include "analysis/compare.h"
 
 #define PRINT_PORTS 10   /* busiest matched ports printed on the terminal (all in the HTML) */
 
@@ -946,17 +946,45 @@ static gboolean side_load(cmp_side *side, const char *first, char **more)
     return TRUE;
 }
 
+/* The capture points of a pcap-stats folder ("host0-0.pcap,leaf0-0.pcap"), or NULL for a
+ * simulated or replayed run. */
+static char *capture_files(const cmp_side *side)
+{
+    return metrics_summary_scenario(side->runs[0], "pcap-stats", "files");
+}
+
+/* What a capture measures of the flows it saw: compared against a run, only these are like
+ * with like (a capture sees no switch queues, and only the pauses of its own links). */
+static const char *const capture_metrics[] = { "transfers", "transfers_completed", "bytes", "completion_ns",
+                                               "fct_p50_ns", "fct_p99_ns", "fct_max_ns", "ecn_marked",
+                                               "cnp_sent", "retransmitted_packets", NULL };
+
+static gboolean is_capture_metric(const char *key)
+{
+    for (const char *const *m = capture_metrics; *m; m++)
+        if (!strcmp(*m, key))
+            return TRUE;
+    return FALSE;
+}
+
 static GPtrArray *build_rows(const cmp_rules *ru, const cmp_side *a, const cmp_side *b, match_count *jobs,
-                             match_count *ports)
+                             match_count *ports, gboolean capture)
 {
     GPtrArray *rows = g_ptr_array_new_with_free_func((GDestroyNotify)row_free);
     GPtrArray *mkeys = numeric_keys(a->runs[0]->metrics, b->runs[0]->metrics, NULL);
-    for (guint i = 0; i < mkeys->len; i++)
-        if (!g_str_has_prefix(g_ptr_array_index(mkeys, i), "jobs.")) /* the jobs rows below have them */
-            add_metric_row(rows, ru, g_ptr_array_index(mkeys, i), a, b);
+    for (guint i = 0; i < mkeys->len; i++) {
+        const char *k = g_ptr_array_index(mkeys, i);
+        if (g_str_has_prefix(k, "jobs.")) /* the jobs rows below have them */
+            continue;
+        if (capture && !is_capture_metric(k))
+            continue;
+        add_metric_row(rows, ru, k, a, b);
+    }
     g_ptr_array_free(mkeys, TRUE);
-    compare_arrays(rows, ru, a, b, FALSE, jobs);
-    compare_arrays(rows, ru, a, b, TRUE, ports);
+    if (!capture) {
+        compare_arrays(rows, ru, a, b, FALSE, jobs);
+        compare_arrays(rows, ru, a, b, TRUE, ports);
+    }
     return rows;
 }
 
@@ -1099,45 +1127,8 @@ static void write_outputs(const char *outdir, const char *da, const char *db, co
     g_free(lb);
 }
 
-int cmd_compare(int argc, char **argv)
+enum compare_outcome compare_folders(const char *da, const char *db, const struct compare_opts *o)
 {
-    char *tol_s = NULL, *out_s = NULL;
-    char **floor_s = NULL, **more_a = NULL, **more_b = NULL;
-    GOptionEntry entries[] = {
-        { "tolerance", 't', 0, G_OPTION_ARG_STRING, &tol_s,
-          "Relative tolerance against A, e.g. 0.05 or 5% (default 0.05)", "X" },
-        { "floor", 0, 0, G_OPTION_ARG_STRING_ARRAY, &floor_s,
-          "Absolute difference always accepted, per unit kind (count, time [ns], bytes, "
-          "fraction, ratio, GBps, Gbps, all) or per metric key in its own unit; repeatable",
-          "NAME=VALUE" },
-        { "more-a", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &more_a,
-          "Another replicate of A (same settings, another seed); repeatable", "DIR" },
-        { "more-b", 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &more_b, "Another replicate of B; repeatable", "DIR" },
-        { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_s,
-          "Folder for compare.html, compare.json and overlay figures (default "
-          "DIR_B/compare-vs-NAME_OF_A)", "OUTDIR" },
-        { NULL, 0, 0, 0, NULL, NULL, NULL },
-    };
-    GOptionContext *ctx = g_option_context_new("DIR_A DIR_B");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    g_option_context_set_summary(
-        ctx, "Compare two results folders (e.g. simulation against the lab, or two settings): every "
-             "headline metric of summary.json, per-job figures and per-port queue depths, with a verdict "
-             "and which run is better.");
-    g_option_context_set_description(
-        ctx, "A is the reference. A row is within tolerance when |B-A| <= X*|A| or |B-A| <= its\n"
-             "floor. Default floors: count 0, time 100 ns, bytes 10000, fraction 0.001,\n"
-             "ratio 0.01, GBps/Gbps 0.01. Metrics present in one run only are shown, not held\n"
-             "against B. engine (wall-clock) figures are ignored. A differing metric with a\n"
-             "direction (lower is better for times, queues, drops and pauses; higher for\n"
-             "bandwidths) names the better run. With replicates on both sides (--more-a,\n"
-             "--more-b) headline metrics are means ± 95% confidence, and a difference within\n"
-             "the run-to-run noise (Welch's t-test) does not count. Output: OUTDIR/compare.html,\n"
-             "compare.json (every row, for scripts) and overlay figures (gnuplot).\n"
-             "Exit status: 0 all within tolerance, 1 some metric out of tolerance, 2 bad input.\n");
-    char **args = g_new0(char *, argc + 1);
-    for (int i = 0; i < argc; i++)
-        args[i] = g_strdup(argv[i]);
     cmp_rules ru = { .tolerance = 0.05 };
     for (size_t i = 0; i < N_KINDS; i++)
         ru.kind_floor[i] = kind_floors[i].floor;
@@ -1146,34 +1137,26 @@ int cmd_compare(int argc, char **argv)
     GPtrArray *rows = NULL;
     char *outdir = NULL, *ftext = NULL;
     GError *err = NULL;
-    int rc = 2;
+    enum compare_outcome rc = COMPARE_BAD_INPUT;
 
-    if (!g_option_context_parse_strv(ctx, &args, &err)) {
-        g_printerr("rocesim compare: %s\n", err->message);
-        goto out;
-    }
-    if (g_strv_length(args) != 3) {
-        g_printerr("rocesim compare: expected two results folders: rocesim compare DIR_A DIR_B "
-                   "[--tolerance X] [-o OUTDIR]\n");
-        goto out;
-    }
-    if (tol_s && !parse_tolerance(tol_s, &ru.tolerance)) {
+    if (o->tolerance && !parse_tolerance(o->tolerance, &ru.tolerance)) {
         g_printerr("rocesim compare: --tolerance '%s': expected a non-negative number such as "
-                   "0.05 or 5%%\n", tol_s);
+                   "0.05 or 5%%\n", o->tolerance);
         goto out;
     }
-    for (char **f = floor_s; f && *f; f++) {
+    for (char **f = o->floors; f && *f; f++) {
         if (!parse_floor(&ru, *f, &err)) {
             g_printerr("rocesim compare: %s\n", err->message);
             goto out;
         }
     }
-    const char *da = args[1], *db = args[2];
-    if (!side_load(&sa, da, more_a) || !side_load(&sb, db, more_b))
+    if (!side_load(&sa, da, o->more_a) || !side_load(&sb, db, o->more_b))
         goto out;
 
     match_count jobs = { 0, 0, 0 }, ports = { 0, 0, 0 };
-    rows = build_rows(&ru, &sa, &sb, &jobs, &ports);
+    char *cap_a = capture_files(&sa), *cap_b = capture_files(&sb);
+    gboolean capture = (cap_a != NULL) != (cap_b != NULL);
+    rows = build_rows(&ru, &sa, &sb, &jobs, &ports, capture);
     guint compared = 0, nout = 0, noise = 0, one_sided = 0;
     for (guint i = 0; i < rows->len; i++) {
         cmp_row *r = g_ptr_array_index(rows, i);
@@ -1191,18 +1174,25 @@ int cmd_compare(int argc, char **argv)
     printf(")\nB: %s", db);
     if (sb.n > 1)
         printf(" (%u replicates)", sb.n);
-    printf("\ntolerance %.4g%% of A; floors: %s\n\n", ru.tolerance * 100, ftext);
+    printf("\ntolerance %.4g%% of A; floors: %s\n", ru.tolerance * 100, ftext);
+    if (capture)
+        printf("%s is a capture (%s): comparing what it measures of the flows it saw (transfers, bytes, FCT, "
+               "ECN marks, CNPs, retransmissions); queues, drops and fabric-wide pauses are not in a capture\n",
+               cap_a ? "A" : "B", cap_a ? cap_a : cap_b);
+    printf("\n");
+    g_free(cap_a);
+    g_free(cap_b);
     print_table(rows);
     if (jobs.only_a || jobs.only_b || ports.only_a || ports.only_b)
         printf("not matched: %u jobs only in A, %u only in B; %u ports only in A, %u only in B\n",
                jobs.only_a, jobs.only_b, ports.only_a, ports.only_b);
     char *verdict = verdict_text(rows, compared, nout, noise, one_sided);
     printf("\nverdict: %s\n", verdict);
-    rc = nout ? 1 : 0;
+    rc = nout ? COMPARE_DIFFERENT : COMPARE_SAME;
 
     /* Files: the verdict stands even if they cannot be written. */
-    if (out_s) {
-        outdir = g_strdup(out_s);
+    if (o->output) {
+        outdir = g_strdup(o->output);
     } else {
         char *base = trimmed_basename(da);
         char *sub = g_strdup_printf("compare-vs-%s", base);
@@ -1222,12 +1212,5 @@ out:
     g_hash_table_destroy(ru.key_floor);
     g_free(outdir);
     g_free(ftext);
-    g_free(tol_s);
-    g_free(out_s);
-    g_strfreev(floor_s);
-    g_strfreev(more_a);
-    g_strfreev(more_b);
-    g_strfreev(args);
-    g_option_context_free(ctx);
     return rc;
 }

@@ -538,11 +538,16 @@ char *metrics_json_string(JsonObject *obj, const char *key)
     if (!obj)
         return NULL;
     JsonNode *n = json_object_get_member(obj, key);
+    if (n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING)
+        return g_strdup(json_node_get_string(n));
+    return metrics_number_text(n, "true", "false");
+}
+
+char *metrics_number_text(JsonNode *n, const char *yes, const char *no)
+{
     if (!n || !JSON_NODE_HOLDS_VALUE(n))
         return NULL;
     GType t = json_node_get_value_type(n);
-    if (t == G_TYPE_STRING)
-        return g_strdup(json_node_get_string(n));
     if (t == G_TYPE_INT64)
         return g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(n));
     if (t == G_TYPE_DOUBLE) {
@@ -550,7 +555,7 @@ char *metrics_json_string(JsonObject *obj, const char *key)
         return g_strdup(g_ascii_dtostr(buf, sizeof buf, json_node_get_double(n)));
     }
     if (t == G_TYPE_BOOLEAN)
-        return g_strdup(json_node_get_boolean(n) ? "true" : "false");
+        return g_strdup(json_node_get_boolean(n) ? yes : no);
     return NULL;
 }
 

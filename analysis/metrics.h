@@ -116,6 +116,9 @@ void metrics_summary_free(metrics_summary *s);
 gboolean metrics_json_number(JsonObject *obj, const char *key, double *out);
 /* A string member, or a number printed as a string; NULL when absent. g_free() the result. */
 char *metrics_json_string(JsonObject *obj, const char *key);
+/* A number node printed (integers exactly, doubles so they read back the same, booleans as
+ * yes/no); NULL for anything else. g_free() the result. */
+char *metrics_number_text(JsonNode *n, const char *yes, const char *no);
 /* metrics.<key> */
 gboolean metrics_summary_metric(const metrics_summary *s, const char *key, double *out);
 /* scenario.<section>.<key> as a string (the scenario is stored as the key file's strings);

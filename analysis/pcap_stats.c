@@ -38,8 +38,13 @@
  * When only one data flow links the two hosts no ACK is needed.
  *
  * Times start at the first packet of the earliest file (--absolute-time keeps the capture's
- * clock; the simulator's traces start at 0). Files are separate capture points: flows are
- * per file, and named FLOW@NODE when there are several files.
+ * clock; the simulator's traces start at 0). Files are separate capture points: flows.csv,
+ * rates.csv and counters.csv are per file (flows named FLOW@NODE when there are several
+ * files). A flow seen by several capture points (two taps of one link, or of its path) is one
+ * flow in transfers.csv and in the summary's transfers, bytes, FCTs, ecn_marked, cnp_sent and
+ * retransmitted_packets: a message runs from the earliest sight of its first packet to the
+ * latest sight of its last one, and a count is the most any point saw. PFC totals are summed
+ * over the files.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -52,7 +57,7 @@
 #include "analysis/frames.h"
 #include "analysis/metrics.h"
 #include "analysis/pcap.h"
-#include "sim/commands.h"
+#include "analysis/pcap_stats.h"
 #include "sim/units.h"
 
 #ifndef ROCESIM_VERSION
@@ -760,16 +765,27 @@ static bool write_flows(struct stats *s, const char *dir, GError **err)
     return ok;
 }
 
+/* A message; seen by several capture points, it is one transfer from the earliest sight of
+ * its first packet to the latest sight of its last one. */
 struct xfer {
     const struct flow *flow;
     const struct msg *m;
     uint64_t id;
+    uint64_t start_ns, end_ns;
 };
+
+/* The flow without the capture point that saw it (src, dst, destination QPN). */
+static struct flow_key flow_identity(const struct flow *f)
+{
+    struct flow_key k = f->key;
+    k.file = 0;
+    return k;
+}
 
 static int xfer_cmp(gconstpointer a, gconstpointer b)
 {
     const struct xfer *x = a, *y = b;
-    int c = cmp_u64(x->m->start_ns, y->m->start_ns);
+    int c = cmp_u64(x->start_ns, y->start_ns);
     if (!c)
         c = strcmp(x->flow->name, y->flow->name);
     if (!c)
@@ -780,7 +796,7 @@ static int xfer_cmp(gconstpointer a, gconstpointer b)
 static int xfer_id_cmp(gconstpointer a, gconstpointer b)
 {
     const struct xfer *x = a, *y = b;
-    int c = cmp_u64(x->m->start_ns, y->m->start_ns);
+    int c = cmp_u64(x->start_ns, y->start_ns);
     return c ? c : cmp_u64(x->id, y->id);
 }
 
@@ -804,23 +820,47 @@ static bool write_transfers(struct stats *s, const char *dir, JsonBuilder *metri
     GArray *xs = g_array_new(FALSE, FALSE, sizeof(struct xfer));
     uint64_t started = 0, incomplete_flows = 0;
     bool all_imm = true, all_hosts = true;
+    /* (flow identity, first PSN) -> 1 + index in xs, or 0 for a message seen but incomplete */
+    GHashTable *seen = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
     for (guint i = 0; i < s->flow_list->len; i++) {
         struct flow *f = g_ptr_array_index(s->flow_list, i);
         bool incomplete = false;
+        struct flow_key id = flow_identity(f);
         for (guint j = 0; j < f->msgs->len; j++) {
             struct msg *m = &g_array_index(f->msgs, struct msg, j);
-            started++;
+            uint8_t kb[sizeof id + sizeof m->start_psn];
+            memcpy(kb, &id, sizeof id);
+            memcpy(kb + sizeof id, &m->start_psn, sizeof m->start_psn);
+            GBytes *k = g_bytes_new(kb, sizeof kb);
+            gpointer v = NULL;
+            gboolean known = s->several_files && g_hash_table_lookup_extended(seen, k, NULL, &v);
+            if (!known)
+                started++;
             if (!m->complete) {
                 incomplete = true;
+                if (!known && s->several_files)
+                    g_hash_table_insert(seen, g_bytes_ref(k), GUINT_TO_POINTER(0));
+                g_bytes_unref(k);
                 continue;
             }
-            struct xfer x = { f, m, 0 };
-            all_imm = all_imm && m->has_imm;
-            all_hosts = all_hosts && addr_host(f, true) >= 0 && addr_host(f, false) >= 0;
-            g_array_append_val(xs, x);
+            guint at = known ? GPOINTER_TO_UINT(v) : 0;
+            if (at) { /* another capture point of the same message */
+                struct xfer *x = &g_array_index(xs, struct xfer, at - 1);
+                x->start_ns = MIN(x->start_ns, m->start_ns);
+                x->end_ns = MAX(x->end_ns, m->end_ns);
+            } else {
+                struct xfer x = { f, m, 0, m->start_ns, m->end_ns };
+                all_imm = all_imm && m->has_imm;
+                all_hosts = all_hosts && addr_host(f, true) >= 0 && addr_host(f, false) >= 0;
+                g_array_append_val(xs, x);
+                if (s->several_files)
+                    g_hash_table_replace(seen, g_bytes_ref(k), GUINT_TO_POINTER(xs->len));
+            }
+            g_bytes_unref(k);
         }
         incomplete_flows += incomplete;
     }
+    g_hash_table_unref(seen);
     g_array_sort(xs, xfer_cmp);
     for (guint i = 0; i < xs->len; i++) {
         struct xfer *x = &g_array_index(xs, struct xfer, i);
@@ -847,10 +887,10 @@ static bool write_transfers(struct stats *s, const char *dir, JsonBuilder *metri
             g_string_append_printf(g, "%s,%s", x->flow->src, x->flow->dst);
         g_string_append_printf(g, ",%" G_GUINT64_FORMAT ",%u,%" G_GUINT64_FORMAT
                                ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",,\n",
-                               b, m->prio, m->start_ns, m->end_ns, m->end_ns - m->start_ns);
-        fct[i] = (double)(m->end_ns - m->start_ns);
+                               b, m->prio, x->start_ns, x->end_ns, x->end_ns - x->start_ns);
+        fct[i] = (double)(x->end_ns - x->start_ns);
         bytes += b;
-        completion = MAX(completion, m->end_ns);
+        completion = MAX(completion, x->end_ns);
     }
     bool ok = write_file(dir, "transfers.csv", g, err);
     g_string_free(g, TRUE);
@@ -917,12 +957,41 @@ static bool write_outputs(struct stats *s, const char *dir, const char *files_ar
     json_builder_begin_object(b);
     bool ok = write_transfers(s, dir, b, err);
     uint64_t ecn = 0, cnp = 0, retx = 0;
-    for (guint i = 0; i < s->nnodes; i++) {
-        ecn += s->nodes[i].counters[C_ECN];
-        cnp += s->nodes[i].counters[C_CNP];
+    if (!s->several_files) {
+        for (guint i = 0; i < s->nnodes; i++) {
+            ecn += s->nodes[i].counters[C_ECN];
+            cnp += s->nodes[i].counters[C_CNP];
+        }
+        for (guint i = 0; i < s->flow_list->len; i++)
+            retx += ((struct flow *)g_ptr_array_index(s->flow_list, i))->retx;
+    } else {
+        /* a flow seen at several capture points counts once: the most any of them saw
+         * (a point downstream of the marking sees every CE mark, of the NP every CNP) */
+        GHashTable *best = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, g_free);
+        for (guint i = 0; i < s->flow_list->len; i++) {
+            const struct flow *f = g_ptr_array_index(s->flow_list, i);
+            struct flow_key id = flow_identity(f);
+            GBytes *k = g_bytes_new(&id, sizeof id);
+            uint64_t *m = g_hash_table_lookup(best, k);
+            if (!m) {
+                m = g_new0(uint64_t, 3);
+                g_hash_table_insert(best, g_bytes_ref(k), m);
+            }
+            m[0] = MAX(m[0], f->ce);
+            m[1] = MAX(m[1], f->cnps);
+            m[2] = MAX(m[2], f->retx);
+            g_bytes_unref(k);
+        }
+        GHashTableIter it;
+        gpointer v;
+        g_hash_table_iter_init(&it, best);
+        while (g_hash_table_iter_next(&it, NULL, &v)) {
+            ecn += ((uint64_t *)v)[0];
+            cnp += ((uint64_t *)v)[1];
+            retx += ((uint64_t *)v)[2];
+        }
+        g_hash_table_unref(best);
     }
-    for (guint i = 0; i < s->flow_list->len; i++)
-        retx += ((struct flow *)g_ptr_array_index(s->flow_list, i))->retx;
     add_int(b, "ecn_marked", ecn);
     add_int(b, "cnp_sent", cnp);
     add_int(b, "retransmitted_packets", retx);
@@ -1080,33 +1149,11 @@ static bool survey(struct stats *s, GError **err)
     return true;
 }
 
-int cmd_pcap_stats(int argc, char **argv)
+enum pcap_stats_outcome pcap_stats_run(const struct pcap_stats_opts *o)
 {
-    char *out = NULL, *interval_arg = NULL, *rate_arg = NULL;
-    char **files = NULL;
-    gboolean absolute = FALSE;
-    GOptionEntry entries[] = {
-        { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out,
-          "results folder to write (default: FIRST_FILE.stats)", "DIR" },
-        { "interval", 0, 0, G_OPTION_ARG_STRING, &interval_arg,
-          "rate sampling interval for rates.csv (default 10us)", "TIME" },
-        { "link-rate", 0, 0, G_OPTION_ARG_STRING, &rate_arg,
-          "link rate that turns PFC quanta into time (default 100Gbps)", "RATE" },
-        { "absolute-time", 0, 0, G_OPTION_ARG_NONE, &absolute,
-          "keep the capture's timestamps instead of starting at its first packet", NULL },
-        { G_OPTION_REMAINING, 0, 0, G_OPTION_ARG_FILENAME_ARRAY, &files, NULL, "FILE..." },
-        { NULL, 0, 0, 0, NULL, NULL, NULL },
-    };
-    GOptionContext *oc = g_option_context_new("- RoCEv2 and PFC statistics from pcap captures");
-    g_option_context_add_main_entries(oc, entries, NULL);
-    g_option_context_set_description(
-        oc, "Writes rates.csv, counters.csv, pfc.csv, transfers.csv, flows.csv and summary.json\n"
-            "(docs/results-format.md). Each FILE is one capture point; its basename is the node.\n"
-            "Exit status 2 on a bad argument or an unreadable, foreign or corrupt capture,\n"
-            "1 when writing the results folder fails (disk full).");
-    char **args = g_new0(char *, (gsize)argc + 1);
-    for (int i = 0; i < argc; i++)
-        args[i] = g_strdup(argv[i]);
+    char **files = o->files;
+    char *out = g_strdup(o->out), *interval_arg = g_strdup(o->interval), *rate_arg = g_strdup(o->link_rate);
+    gboolean absolute = o->absolute_time;
     GError *err = NULL;
     int status = 2;
     char *tmp = NULL, *files_arg = NULL;
@@ -1115,15 +1162,6 @@ int cmd_pcap_stats(int argc, char **argv)
     uint64_t bps = 0;
     char *why = NULL;
 
-    if (!g_option_context_parse_strv(oc, &args, &err)) {
-        g_printerr("rocesim pcap-stats: %s\n", err->message);
-        goto done;
-    }
-    if (!files || !files[0]) {
-        g_printerr("rocesim pcap-stats: no capture files given (usage: rocesim pcap-stats "
-                   "FILE... [-o DIR] [--interval 10us] [--link-rate 100Gbps])\n");
-        goto done;
-    }
     if (!interval_arg)
         interval_arg = g_strdup("10us");
     if (!rate_arg)
@@ -1235,11 +1273,8 @@ done:
     g_free(why);
     g_free(files_arg);
     stats_free(&s);
-    g_strfreev(files);
     g_free(out);
     g_free(interval_arg);
     g_free(rate_arg);
-    g_strfreev(args);
-    g_option_context_free(oc);
-    return status;
+    return status == 0 ? PCAP_STATS_OK : status == 1 ? PCAP_STATS_WRITE_FAILED : PCAP_STATS_BAD_INPUT;
 }

@@ -278,6 +278,7 @@ static void build_ring(struct builder *b)
     uint32_t *last = g_new(uint32_t, n); /* final transfer on edge r->r+1 of the previous loop */
 
     for (uint32_t ch = 0; ch < nch; ch++) {
+        const uint32_t *o = sp->ring_order ? sp->ring_order + (size_t)ch * n : NULL;
         /* Segment 0 is the largest; its size on this channel sets the loop and slice counts,
          * so every segment has the same transfer structure and no transfer exceeds chunk. */
         uint64_t maxseg = part(part(b->size, n, 0), nch, ch);
@@ -302,7 +303,8 @@ static void build_ring(struct builder *b)
                             dep = last[pred]; /* NCCL: next loop after the final receive */
                             nd = 1;
                         }
-                        cur[r * K + j] = emit(b, r, (r + 1) % n, ch, bytes, &dep, nd);
+                        cur[r * K + j] = emit(b, o ? o[r] : r, o ? o[(r + 1) % n] : (r + 1) % n, ch, bytes,
+                                              &dep, nd);
                     }
                 }
                 uint32_t *t = prev;
@@ -323,7 +325,7 @@ static void build_tree(struct builder *b)
     const struct collective_spec *sp = b->sp;
     const uint32_t n = b->n, nch = sp->channels;
     int *parent = g_new(int, n);
-    int (*child)[2] = g_malloc(sizeof(int[2]) * n);
+    int (*child)[COLLECTIVE_TREE_ARITY] = g_malloc(sizeof(int[COLLECTIVE_TREE_ARITY]) * n);
     uint32_t *order = g_new(uint32_t, n); /* breadth first from the root */
     uint32_t *up = g_new(uint32_t, n), *down = g_new(uint32_t, n);
 
@@ -331,7 +333,14 @@ static void build_tree(struct builder *b)
         int tree = (int)(ch % 2);
         uint32_t root = 0;
         for (uint32_t r = 0; r < n; r++) {
-            collective_dtree(n, tree, r, &parent[r], child[r]);
+            if (sp->tree_parent) { /* a given tree per channel (e.g. NCCL's over servers) */
+                parent[r] = sp->tree_parent[(size_t)ch * n + r];
+                for (int c = 0; c < COLLECTIVE_TREE_ARITY; c++)
+                    child[r][c] = sp->tree_child[((size_t)ch * n + r) * COLLECTIVE_TREE_ARITY + c];
+            } else {
+                collective_dtree(n, tree, r, &parent[r], child[r]);
+                child[r][2] = -1;
+            }
             if (parent[r] < 0)
                 root = r;
         }
@@ -339,7 +348,7 @@ static void build_tree(struct builder *b)
         order[tail++] = root;
         while (head < tail) {
             uint32_t r = order[head++];
-            for (int c = 0; c < 2; c++)
+            for (int c = 0; c < COLLECTIVE_TREE_ARITY; c++)
                 if (child[r][c] >= 0)
                     order[tail++] = (uint32_t)child[r][c];
         }
@@ -351,12 +360,12 @@ static void build_tree(struct builder *b)
             m = 1;
         for (uint64_t j = 0; j < m; j++) {
             uint64_t bytes = part(size, m, j);
-            uint32_t deps[2], nd;
+            uint32_t deps[COLLECTIVE_TREE_ARITY], nd;
             /* Reduce: children before parents, each waits for its children's chunk j. */
             for (uint32_t i = n - 1; i >= 1; i--) {
                 uint32_t r = order[i];
                 nd = 0;
-                for (int c = 0; c < 2; c++)
+                for (int c = 0; c < COLLECTIVE_TREE_ARITY; c++)
                     if (child[r][c] >= 0)
                         deps[nd++] = up[child[r][c]];
                 up[r] = emit(b, r, (uint32_t)parent[r], ch, bytes, deps, nd);
@@ -367,13 +376,13 @@ static void build_tree(struct builder *b)
                 uint32_t r = order[i];
                 nd = 0;
                 if (r == root) {
-                    for (int c = 0; c < 2; c++)
+                    for (int c = 0; c < COLLECTIVE_TREE_ARITY; c++)
                         if (child[r][c] >= 0)
                             deps[nd++] = up[child[r][c]];
                 } else {
                     deps[nd++] = down[r];
                 }
-                for (int c = 0; c < 2; c++)
+                for (int c = 0; c < COLLECTIVE_TREE_ARITY; c++)
                     if (child[r][c] >= 0)
                         down[child[r][c]] = emit(b, r, (uint32_t)child[r][c], ch, bytes, deps, nd);
             }

@@ -77,6 +77,7 @@ enum { COLLECTIVE_ERROR_INVALID = 1 };
 #define COLLECTIVE_MAX_CHANNELS 64      /* NCCL MAXCHANNELS (32 in older versions) */
 #define COLLECTIVE_DEFAULT_CHANNELS 2   /* see collective_spec_init */
 #define COLLECTIVE_DEFAULT_PRIO 3       /* the usual lossless RoCE priority */
+#define COLLECTIVE_TREE_ARITY 3         /* NCCL_MAX_TREE_ARITY: 2 in the binary tree + 1 in the server */
 /* Refuse jobs that would need more transfers than this (about 50 GB of schedule). */
 #define COLLECTIVE_MAX_TRANSFERS (1u << 30)
 
@@ -117,6 +118,11 @@ struct collective_spec {
     simtime_t compute;              /* compute phase before every iteration */
     simtime_t start;                /* absolute time the job starts */
     uint8_t prio;                   /* 802.1p priority, 0..7 */
+    const uint32_t *ring_order;     /* ring: per channel, the nranks rank indices in ring order
+                                     * (channels x nranks), or NULL for 0..n-1 on every channel */
+    const int *tree_parent;         /* tree: per channel, each rank's parent (-1: root) and up to */
+    const int *tree_child;          /* COLLECTIVE_TREE_ARITY children (-1: none), or NULL for the
+                                     * double binary tree (channels x nranks [x arity]) */
     const uint32_t *after;          /* transfers the first iteration waits for (may repeat) */
     uint32_t nafter;
 };

@@ -1,5 +1,6 @@
 /* [fault NAME] sections: a NIC whose receive pipeline stops draining (the classic
  * pause-storm trigger) and a link that goes down for a while. */
+#include "models/server.h"
 #include <string.h>
 #include "models/net.h"
 #include "sim/units.h"
@@ -89,6 +90,14 @@ gboolean faults_schedule(struct net *n, GError **err)
     const struct scenario *sc = n->sc;
     for (guint i = 0; i < sc->faults->len; i++) {
         const struct named_section *f = g_ptr_array_index(sc->faults, i);
+        if (server_fault_is_locality(f->kind)) {
+            if (n->topo->servers)
+                continue; /* applied when the servers were built (models/server_faults.c) */
+            char *grp = g_strdup_printf("fault %s", f->name);
+            scenario_key_error(err, sc, grp, "kind", f->kind, "a locality fault needs multi-GPU servers ([server])");
+            g_free(grp);
+            return FALSE;
+        }
         char *group = g_strdup_printf("fault %s", f->name);
         const char *node_text = g_hash_table_lookup(f->keys, "node");
         const char *at_text = g_hash_table_lookup(f->keys, "at");

@@ -417,7 +417,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     n->topo = topo;
     n->sched = sched;
     n->cc = cc_ops_for(sc->cc);
-    engine_init(&n->eng, 1 << 16);
+    engine_init(&n->eng);
 
     n->pool_cap = 1 << 16;
     n->pool = g_new(struct packet, n->pool_cap);
@@ -490,6 +490,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
                 w->flowlets[k] = (struct flowlet){ .last = SIMTIME_NEVER };
         }
         w->hash_seed = (uint32_t)(w->node * 0x9e3779b1u) ^ (uint32_t)sc->seed;
+        w->no_ecn = topo->nodes[w->node].layer >= LAYER_GPU && topo->nodes[w->node].layer <= LAYER_NIC;
         struct mmu_config mc = { .buffer = sc->buffer, .reserve = sc->reserve, .xon_offset = sc->xon_offset,
                                  .xoff_static = sc->xoff, .alpha = sc->pfc_alpha, .egress_alpha = sc->egress_alpha,
                                  .lossless = sc->lossless_mask, .pfc = sc->pfc };

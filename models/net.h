@@ -107,6 +107,7 @@ struct switch_rt {
     struct flowlet *flowlets;  /* FLOWLET_SLOTS entries, only with load_balance = flowlet */
     struct mmu mmu;
     uint64_t drops;
+    bool no_ecn;               /* inside a server: NVLink and PCIe do not mark */
 };
 
 enum qp_state { QP_IDLE = 0, QP_READY, QP_PACED, QP_PARKED };

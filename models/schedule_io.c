@@ -738,7 +738,7 @@ static gboolean check_version(struct reader *r, const char *line)
     }
     if (strncmp(line, prefix, sizeof prefix - 1) == 0)
         return parse_error(r, "unsupported schedule version '%s' (this rocesim reads 'v1' and '%s')",
-                           line + sizeof prefix - 1, SCHEDULE_FILE_VERSION_LINE + sizeof prefix - 1);
+                           line + sizeof prefix - 1, &SCHEDULE_FILE_VERSION_LINE[sizeof prefix - 1]);
     return parse_error(r, "not a rocesim schedule: the first line must be '%s', found '%.60s%s'",
                        SCHEDULE_FILE_VERSION_LINE, line, strlen(line) > 60 ? "..." : "");
 }

@@ -42,7 +42,7 @@ static inline void maybe_mark(struct net *n, struct switch_rt *sw, struct port_r
                               struct packet *pk, uint64_t qbytes)
 {
     const struct scenario *sc = n->sc;
-    if (pk->kind != PKT_DATA || pk->ecn == ECN_NOT_ECT || pk->ecn == ECN_CE)
+    if (pk->kind != PKT_DATA || pk->ecn == ECN_NOT_ECT || pk->ecn == ECN_CE || sw->no_ecn)
         return;
     if (qbytes <= sc->ecn_kmin)
         return;

@@ -19,17 +19,11 @@ static uint32_t add_node(struct builder *b, enum node_kind kind, const char *nam
 
 /* Ports are numbered per node in the order links are added; global indices are assigned
  * after all links exist (ports of one node are contiguous). */
-struct pending_link {
-    uint32_t a, b;
-    uint64_t rate;
-    simtime_t delay;
-};
-
-static void finish_ports(struct topology *t, GArray *links)
+void topology_link_ports(struct topology *t, GArray *links)
 {
     uint32_t *count = g_new0(uint32_t, t->nnodes);
     for (guint i = 0; i < links->len; i++) {
-        struct pending_link *l = &g_array_index(links, struct pending_link, i);
+        struct topo_link *l = &g_array_index(links, struct topo_link, i);
         count[l->a]++;
         count[l->b]++;
     }
@@ -43,7 +37,7 @@ static void finish_ports(struct topology *t, GArray *links)
     t->nports = next;
     t->ports = g_new0(struct topo_port, next);
     for (guint i = 0; i < links->len; i++) {
-        struct pending_link *l = &g_array_index(links, struct pending_link, i);
+        struct topo_link *l = &g_array_index(links, struct topo_link, i);
         uint32_t pa = t->nodes[l->a].first_port + count[l->a];
         uint32_t pb = t->nodes[l->b].first_port + count[l->b];
         t->ports[pa] = (struct topo_port){ l->a, count[l->a]++, pb, l->rate, l->delay };
@@ -164,7 +158,7 @@ uint32_t topology_hops(const struct topology *t, uint32_t src, uint32_t dst)
 static struct topology *build_leaf_spine(const struct scenario *s)
 {
     struct builder b = { g_array_new(FALSE, FALSE, sizeof(struct topo_node)), NULL };
-    GArray *links = g_array_new(FALSE, FALSE, sizeof(struct pending_link));
+    GArray *links = g_array_new(FALSE, FALSE, sizeof(struct topo_link));
     uint32_t H = s->leaves * s->hosts_per_leaf;
     char name[24];
     for (uint32_t h = 0; h < H; h++) {
@@ -184,19 +178,19 @@ static struct topology *build_leaf_spine(const struct scenario *s)
     }
     /* Leaf ports: hosts first (0..hosts_per_leaf-1), then one uplink per spine. */
     for (uint32_t h = 0; h < H; h++) {
-        struct pending_link l = { h, leaf0 + h / s->hosts_per_leaf, s->host_rate, s->host_link_delay };
+        struct topo_link l = { h, leaf0 + h / s->hosts_per_leaf, s->host_rate, s->host_link_delay };
         g_array_append_val(links, l);
     }
     for (uint32_t lf = 0; lf < s->leaves; lf++)
         for (uint32_t sp = 0; sp < nspines; sp++) {
-            struct pending_link l = { leaf0 + lf, spine0 + sp, s->fabric_rate, s->link_delay };
+            struct topo_link l = { leaf0 + lf, spine0 + sp, s->fabric_rate, s->link_delay };
             g_array_append_val(links, l);
         }
     struct topology *t = g_new0(struct topology, 1);
     t->nhosts = H;
     t->nnodes = b.nodes->len;
     t->nodes = (struct topo_node *)g_array_free(b.nodes, FALSE);
-    finish_ports(t, links);
+    topology_link_ports(t, links);
     g_array_free(links, TRUE);
     double down = (double)s->hosts_per_leaf * (double)s->host_rate;
     double up = (double)nspines * (double)s->fabric_rate;
@@ -347,7 +341,7 @@ static struct topology *build_edges(const struct scenario *s, GArray **routes_ou
             memcpy(t->nodes, hosts->data, sizeof(struct topo_node) * hosts->len);
         if (switches->len)
             memcpy(t->nodes + hosts->len, switches->data, sizeof(struct topo_node) * switches->len);
-        GArray *pl = g_array_new(FALSE, FALSE, sizeof(struct pending_link));
+        GArray *pl = g_array_new(FALSE, FALSE, sizeof(struct topo_link));
         for (guint i = 0; i < links->len && ok; i++) {
             struct raw_link *l = &g_array_index(links, struct raw_link, i);
             int64_t a = topology_find_node(t, l->a), b = topology_find_node(t, l->b);
@@ -355,12 +349,12 @@ static struct topology *build_edges(const struct scenario *s, GArray **routes_ou
                 ok = edge_error(err, path, l->line, "link %s %s: %s", l->a, l->b,
                                 a == b && a >= 0 ? "a node cannot link to itself" : "unknown node (declare it with host or switch first)");
             else {
-                struct pending_link p = { (uint32_t)a, (uint32_t)b, l->rate, l->delay };
+                struct topo_link p = { (uint32_t)a, (uint32_t)b, l->rate, l->delay };
                 g_array_append_val(pl, p);
             }
         }
         if (ok)
-            finish_ports(t, pl);
+            topology_link_ports(t, pl);
         g_array_free(pl, TRUE);
         for (uint32_t h = 0; ok && h < t->nhosts; h++)
             if (t->nodes[h].nports != 1)
@@ -460,7 +454,10 @@ struct topology *topology_build(const struct scenario *s, GError **err)
     GArray *routes = NULL;
     char *path = NULL;
     char *why = NULL;
-    if (s->topo == TOPO_LEAF_SPINE) {
+    if (s->server || s->cluster || s->topo == TOPO_RAIL || s->topo == TOPO_FATTREE) {
+        if (!(t = topology_servers_build(s, err)))
+            return NULL;
+    } else if (s->topo == TOPO_LEAF_SPINE) {
         /* estimated from the keys, before anything is allocated */
         uint64_t L = s->leaves, SP = s->leaves > 1 ? s->spines : 0, H = L * s->hosts_per_leaf;
         if (!memory_fits(memory_topology_bytes(H, L + SP, H + L * SP, L * L * SP + 2 * L * SP), &why)) {
@@ -505,6 +502,8 @@ struct topology *topology_build(const struct scenario *s, GError **err)
         apply_static_routes(t, routes);
         g_array_free(routes, TRUE);
     }
+    if (t->servers)
+        topology_servers_route(t);
     return t;
 }
 
@@ -522,6 +521,7 @@ void topology_free(struct topology *t)
     g_free(t->host_off);
     g_free(t->host_cnt);
     g_free(t->sw_dist);
+    g_free(t->bounce_host);
     g_free(t);
 }
 

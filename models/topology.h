@@ -9,6 +9,12 @@
 #include "sim/simtime.h"
 
 enum node_kind { NODE_HOST = 0, NODE_SWITCH };
+/* What a node is, for per-layer results: every node of a plain fabric is LAYER_FABRIC; the
+ * inside of a multi-GPU server (models/server.h) has the others. */
+enum node_layer {
+    LAYER_FABRIC = 0, LAYER_GPU, LAYER_HUB, LAYER_NVSWITCH, LAYER_PCIE, LAYER_SOCKET, LAYER_NIC,
+    LAYER_LEAF, LAYER_SPINE, LAYER_MEM, LAYER_BOUNCE, LAYER_AGG,
+};
 
 struct topo_port {
     uint32_t node, index;      /* owner and its port number */
@@ -22,6 +28,16 @@ struct topo_node {
     char name[24];             /* host3, leaf0, spine1, or the edge file's name */
     uint32_t first_port, nports; /* global port indices [first, first+n) */
     uint32_t tier;             /* 0 host, 1 leaf, 2 spine (informational) */
+    uint8_t layer;             /* enum node_layer */
+    uint32_t server;           /* inside a server: its index */
+    uint32_t unit;             /* inside a server: GPU, NIC, PCIe switch or socket number; leaf: rail */
+};
+
+/* A link between two nodes, before ports are numbered (topology_link_ports). */
+struct topo_link {
+    uint32_t a, b;
+    uint64_t rate;
+    simtime_t delay;
 };
 
 struct topology {
@@ -46,9 +62,22 @@ struct topology {
     uint16_t *host_cnt;
     uint32_t *sw_dist;         /* (s-H)*S + (a-H): links between switches */
     double oversubscription;   /* leaf downlink capacity / uplink capacity */
+    /* multi-GPU servers (0 without [server]): hosts are GPUs, host = server * gpus + gpu */
+    uint32_t servers, gpus_per_server, nics_per_server;
+    uint32_t rails;            /* rail-optimised: rails (= NICs per server); 0 otherwise */
+    uint32_t gpus;             /* GPU hosts (0..gpus-1); staging buffers follow them */
+    uint32_t *bounce_host;     /* GPUDirect off: host of server v's NIC r staging buffer at
+                                * [v * nics + r], UINT32_MAX where GPUDirect is on; or NULL */
 };
 
 struct topology *topology_build(const struct scenario *s, GError **err);
+/* Numbers the ports of t's nodes from the links (ports of one node are contiguous, in link
+ * order) and fills t->ports / t->nports. */
+void topology_link_ports(struct topology *t, GArray *links);
+/* Multi-GPU servers and their cluster wiring (models/topology_rail.c): nodes and links, and
+ * after topology_build's shortest-path tables, the bandwidth-weighted routes. */
+struct topology *topology_servers_build(const struct scenario *s, GError **err);
+void topology_servers_route(struct topology *t);
 void topology_free(struct topology *t);
 static inline const uint16_t *topology_routes(const struct topology *t, uint32_t node, uint32_t dst,
                                               uint32_t *count)

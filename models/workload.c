@@ -2,6 +2,9 @@
  * models/collective) NCCL-style collectives. Each workload is one job in the schedule. */
 #include "models/workload.h"
 #include "models/collective.h"
+#include "models/collective_hier.h"
+#include "models/gdr_staging.h"
+#include "models/workload_train.h"
 #include "models/schedule_io.h"
 #include <errno.h>
 #include <string.h>
@@ -18,6 +21,7 @@ struct wl_ctx {
     uint8_t prio;
     simtime_t start;
     GArray *after;             /* transfer ids the roots wait for */
+    GArray *job_of;            /* workload number -> its (first) job */
 };
 
 static const char *wl_get(const struct wl_ctx *c, const char *key)
@@ -47,6 +51,14 @@ static gboolean wl_size(const struct wl_ctx *c, const char *key, uint64_t *out, 
 static gboolean wl_hosts(const struct wl_ctx *c, const char *key, struct hostlist *out, GError **err)
 {
     char *why = NULL;
+    if (c->topo->servers) { /* ranks are GPUs: server:gpu lists */
+        out->ids = hier_parse_gpus(c->topo, wl_get(c, key), &out->n, &why);
+        if (out->ids)
+            return TRUE;
+        scenario_key_error(err, c->sc, c->group, key, wl_get(c, key), "%s", why);
+        g_free(why);
+        return FALSE;
+    }
     if (!hostlist_parse(wl_get(c, key), c->topo->nhosts, out, &why)) {
         scenario_key_error(err, c->sc, c->group, key, wl_get(c, key), "%s", why);
         g_free(why);
@@ -299,7 +311,24 @@ static gboolean build_collective(struct wl_ctx *c, GError **err)
     /* the tree shrinks its chunk for small sizes as NCCL does, unless the scenario sets one */
     if (ok && spec.algorithm == COLL_ALGO_TREE && !wl_get(c, "chunk"))
         spec.chunk = collective_tree_chunk(spec.size, spec.channels, spec.nranks);
+    /* GPUs of several servers: NCCL's rings, one channel per NIC unless `channels` says */
+    uint32_t *ring = NULL;
+    int *tparent = NULL, *tchild = NULL;
+    if (ok && c->topo->servers && hier_spans_servers(c->topo, ranks.ids, ranks.n)) {
+        if (!wl_get(c, "channels"))
+            spec.channels = c->topo->nics_per_server;
+        if (spec.algorithm == COLL_ALGO_RING)
+            spec.ring_order = ring = hier_ring_order(c->topo, ranks.ids, ranks.n, spec.channels);
+        if (spec.algorithm == COLL_ALGO_TREE) {
+            hier_tree(c->topo, ranks.ids, ranks.n, spec.channels, &tparent, &tchild);
+            spec.tree_parent = tparent;
+            spec.tree_child = tchild;
+        }
+    }
     if (ok && !collective_build(c->sched, &spec, &e)) {
+        g_free(ring);
+        g_free(tparent);
+        g_free(tchild);
         hostlist_clear(&ranks);
         goto cerr;
     }
@@ -326,6 +355,9 @@ static gboolean build_collective(struct wl_ctx *c, GError **err)
         g_free(j->defaults);
         j->defaults = g_string_free(d, FALSE);
     }
+    g_free(ring);
+    g_free(tparent);
+    g_free(tchild);
     hostlist_clear(&ranks);
     return ok;
 cerr:
@@ -350,7 +382,7 @@ static gboolean collect_after(struct wl_ctx *c, GPtrArray *names, GError **err)
         return TRUE;
     for (guint i = 0; i < names->len; i++)
         if (!strcmp(g_ptr_array_index(names, i), after)) {
-            GArray *sinks = schedule_job_sinks(c->sched, i);
+            GArray *sinks = schedule_job_sinks(c->sched, g_array_index(c->job_of, uint32_t, i));
             g_array_append_vals(c->after, sinks->data, sinks->len);
             g_array_free(sinks, TRUE);
             return TRUE;
@@ -391,10 +423,11 @@ struct schedule *workload_build_all(const struct scenario *sc, const struct topo
     }
     struct schedule *sched = schedule_new();
     GPtrArray *names = g_ptr_array_new();
+    GArray *job_of = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     gboolean ok = TRUE;
     for (guint i = 0; i < sc->workloads->len && ok; i++) {
         struct wl_ctx c = { .sc = sc, .topo = topo, .sched = sched, .w = g_ptr_array_index(sc->workloads, i),
-                            .index = i, .prio = sc->data_priority };
+                            .index = sched->jobs->len, .prio = sc->data_priority, .job_of = job_of };
         c.group = g_strdup_printf("workload %s", c.w->name);
         c.after = g_array_new(FALSE, FALSE, sizeof(uint32_t));
         const char *v;
@@ -427,6 +460,8 @@ struct schedule *workload_build_all(const struct scenario *sc, const struct topo
                 scenario_key_error(err, sc, c.group, "kind", kind,
                                    "a schedule file must be the scenario's only workload");
                 ok = FALSE;
+            } else if (!strcmp(kind, "train")) {
+                ok = train_build(sc, topo, sched, c.w, c.prio, c.start, (const uint32_t *)c.after->data, c.after->len, err);
             } else {
                 ok = build_collective(&c, err); /* the scenario loader admits only known kinds */
             }
@@ -446,13 +481,15 @@ struct schedule *workload_build_all(const struct scenario *sc, const struct topo
             j->defaults = g_string_free(d, FALSE);
         }
         g_ptr_array_add(names, c.w->name);
+        g_array_append_val(job_of, c.index);
         g_array_free(c.after, TRUE);
         g_free(c.group);
     }
     g_ptr_array_free(names, TRUE);
+    g_array_free(job_of, TRUE);
     if (!ok) {
         schedule_free(sched);
         return NULL;
     }
-    return sched;
+    return gdr_staging_apply(sched, topo); /* servers without GPUDirect stage through host memory */
 }

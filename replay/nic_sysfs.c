@@ -150,20 +150,22 @@ gboolean nic_ethtool_stats(const char *ifname, struct counter_set *c, GError **e
     int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     struct ifreq ifr = { 0 };
     g_strlcpy(ifr.ifr_name, ifname, sizeof ifr.ifr_name);
-    struct {
-        struct ethtool_sset_info hdr;
-        uint32_t len;
-    } ss = { .hdr = { .cmd = ETHTOOL_GSSET_INFO, .sset_mask = 1ull << ETH_SS_STATS } };
-    ifr.ifr_data = (void *)&ss;
-    if (fd < 0 || ioctl(fd, SIOCETHTOOL, &ifr) != 0 || !(ss.hdr.sset_mask & (1ull << ETH_SS_STATS))) {
+    /* the header and the one set's length (ethtool_sset_info ends in a flexible array) */
+    struct ethtool_sset_info *ss = g_malloc0(sizeof *ss + sizeof(uint32_t));
+    ss->cmd = ETHTOOL_GSSET_INFO;
+    ss->sset_mask = 1ull << ETH_SS_STATS;
+    ifr.ifr_data = (void *)ss;
+    if (fd < 0 || ioctl(fd, SIOCETHTOOL, &ifr) != 0 || !(ss->sset_mask & (1ull << ETH_SS_STATS))) {
         g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_RUN, "ethtool statistics of %s: %s", ifname,
                     fd < 0 || errno ? g_strerror(errno) : "none");
         if (fd >= 0)
             close(fd);
+        g_free(ss);
         counter_set_clear(c);
         return FALSE;
     }
-    uint32_t n = ss.len;
+    uint32_t n = ss->data[0];
+    g_free(ss);
     struct ethtool_gstrings *gs = g_malloc0(sizeof *gs + (size_t)n * ETH_GSTRING_LEN);
     gs->cmd = ETHTOOL_GSTRINGS;
     gs->string_set = ETH_SS_STATS;

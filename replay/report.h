@@ -38,6 +38,10 @@ struct replay_clock {
  * estimates (or the first one alone). */
 int64_t replay_to_rank0(const struct replay_clock *k, int r, int64_t t);
 
+/* How far rank r's times on rank 0's clock can be off: the larger of the two samples'
+ * half round trips (only the first when there is no after-run sample). */
+int64_t replay_clock_uncertainty(const struct replay_clock *k, int r);
+
 /* Writes c->out_dir from the reports (reports[r] NULL: rank r sent none), with the pcap file
  * capture_file (moved in as capture.pcap) when not NULL. */
 gboolean replay_write_results(const struct replay_config *c, GBytes *const *reports,

@@ -13,9 +13,8 @@ double engine_wall_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void engine_init(struct engine *e, size_t cap)
+void engine_init(struct engine *e)
 {
-    (void)cap;
     *e = (struct engine){ 0 };
     e->stop = SIMTIME_NEVER;
 }

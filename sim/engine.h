@@ -56,7 +56,7 @@ struct timer {
     struct engine *eng;
 };
 
-void engine_init(struct engine *e, size_t initial_capacity);
+void engine_init(struct engine *e);
 void engine_free(struct engine *e);
 /* Schedules fn(ctx, arg) at time t (>= now). */
 void engine_at(struct engine *e, simtime_t t, event_fn fn, void *ctx, uint64_t arg);

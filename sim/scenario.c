@@ -29,7 +29,7 @@ static const struct keydef keys[] = {
     { "scenario", "seed", K_UINT, F(seed), "1", NULL, 0, 1.8e19, 8 },
     { "scenario", "stop", K_TIME, F(stop), "1s", NULL, 0, 0, 0 },
 
-    { "topology", "kind", K_ENUM, F(topo), "leaf-spine", "leaf-spine|edges", 0, 0, 0 },
+    { "topology", "kind", K_ENUM, F(topo), "leaf-spine", "leaf-spine|edges|rail-optimised|fat-tree", 0, 0, 0 },
     { "topology", "leaves", K_UINT, F(leaves), "2", NULL, 1, 4096, 4 },
     { "topology", "spines", K_UINT, F(spines), "2", NULL, 0, 4096, 4 },
     { "topology", "hosts_per_leaf", K_UINT, F(hosts_per_leaf), "8", NULL, 1, 4096, 4 },
@@ -244,12 +244,21 @@ static const struct kind_keys workload_kinds[] = {
     { "broadcast", "ranks! size! algorithm chunk channels iterations compute root" },
     { "alltoall", "ranks! size! algorithm chunk channels iterations compute" },
     { "sendrecv", "ranks! size! algorithm chunk channels iterations compute peer" },
+    { "train", "ranks tp pp dp ep microbatches layers hidden seq batch dtype_bytes activation_bytes layer_params "
+               "bucket fsdp fwd bwd" },
     { NULL, NULL },
 };
 static const struct kind_keys fault_kinds[] = {
-    { "*", "kind! node! at! for" },
-    { "nic-stall", "" },
-    { "link-down", "port!" },
+    { "*", "kind! node! at for" },
+    { "nic-stall", "at!" },
+    { "link-down", "port! at!" },
+    /* locality faults of multi-GPU servers: for the whole run (models/server_faults.c) */
+    { "nic-numa", "pcie" },
+    { "pcie-width", "width!" },
+    { "link-speed", "rate!" },
+    { "nic-down", "" },
+    { "nvlink-down", "" },
+    { "no-gpudirect", "" },
     { NULL, NULL },
 };
 
@@ -275,6 +284,17 @@ static const struct keydef *find_key(const char *section, const char *key)
         if (!strcmp(keys[i].section, section) && !strcmp(keys[i].key, key))
             return &keys[i];
     return NULL;
+}
+
+bool scenario_key_at(size_t i, struct scenario_key_info *out)
+{
+    if (i >= G_N_ELEMENTS(keys))
+        return false;
+    const struct keydef *k = &keys[i];
+    *out = (struct scenario_key_info){ k->section, k->key, k->deflt,
+                                       k->type == K_SIZE ? "size" : k->type == K_RATE ? "rate"
+                                       : k->type == K_TIME ? "time" : NULL };
+    return true;
 }
 
 static bool section_known(const char *section)
@@ -519,6 +539,10 @@ void scenario_free(struct scenario *s)
         g_ptr_array_unref(s->workloads);
     if (s->faults)
         g_ptr_array_unref(s->faults);
+    if (s->server)
+        named_section_free(s->server);
+    if (s->cluster)
+        named_section_free(s->cluster);
     if (s->expanded)
         g_key_file_unref(s->expanded);
     g_free(s->path);
@@ -757,7 +781,6 @@ static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
         s->fabric_rate = s->host_rate;
     if (!g_key_file_has_key(kf, "topology", "host_link_delay", NULL))
         s->host_link_delay = s->link_delay;
-    /* ECN defaults: the Alibaba production values of the HPCC paper, scaled by rate. */
     /* TIMELY's steps: 10 Mb/s per 10 Gb/s of host rate, hyper increase 5x that */
     if (!g_key_file_has_key(kf, "timely", "rate_ai", NULL))
         s->timely.rate_ai = 10000000ULL * (s->host_rate / 10000000000ULL ? s->host_rate / 10000000000ULL : 1);
@@ -782,7 +805,8 @@ static gboolean derive_defaults(struct scenario *s, GKeyFile *kf, GError **err)
             return FALSE;
         }
     }
-    /* 128-bit products: 100 KB x rate overflows 64 bits above 184 Tb/s */
+    /* ECN defaults: the Alibaba production values of the HPCC paper, scaled by rate, in 128-bit
+     * products (100 KB x rate overflows 64 bits above 184 Tb/s) */
     if (!g_key_file_has_key(kf, "switch", "ecn_kmin", NULL))
         s->ecn_kmin = (uint64_t)((unsigned __int128)100000u * s->host_rate / 25000000000ULL);
     if (!g_key_file_has_key(kf, "switch", "ecn_kmax", NULL))
@@ -1005,6 +1029,31 @@ static void build_expanded(struct scenario *s)
             }
             g_free(group);
         }
+    const struct named_section *raw[2] = { s->server, s->cluster };
+    for (int l = 0; l < 2; l++)
+        for (guint k = 0; raw[l] && k < raw[l]->order->len; k++) {
+            const char *key = g_ptr_array_index(raw[l]->order, k);
+            g_key_file_set_value(s->expanded, raw[l]->name, key, g_hash_table_lookup(raw[l]->keys, key));
+        }
+}
+
+/* [server] and [cluster] are kept as text: models/server.c owns their keys and checks them
+ * (and they appear in the expanded scenario only when the file has them). */
+static struct named_section *load_raw(GKeyFile *kf, const char *group)
+{
+    struct named_section *n = g_new0(struct named_section, 1);
+    n->name = g_strdup(group);
+    n->keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    n->order = g_ptr_array_new_with_free_func(g_free);
+    gsize nk = 0;
+    char **ks = g_key_file_get_keys(kf, group, &nk, NULL);
+    for (gsize i = 0; i < nk; i++) {
+        char *v = g_key_file_get_value(kf, group, ks[i], NULL);
+        g_hash_table_replace(n->keys, g_strdup(ks[i]), g_strstrip(v));
+        g_ptr_array_add(n->order, g_strdup(ks[i]));
+    }
+    g_strfreev(ks);
+    return n;
 }
 
 /* GLib merges a [group] that appears twice into one, so the second's keys silently override
@@ -1109,12 +1158,17 @@ struct scenario *scenario_load(const char *path, const char *const *sets, GError
             g_ptr_array_add(s->faults, n);
             continue;
         }
+        if (!strcmp(grp, "server") || !strcmp(grp, "cluster")) {
+            struct named_section **slot = grp[0] == 's' ? &s->server : &s->cluster;
+            *slot = load_raw(kf, grp);
+            continue;
+        }
         if (!strcmp(grp, "sweep"))
             continue; /* read by `rocesim sweep` and `rocesim tune` (sim/sweep.c); `run` ignores it */
         if (!section_known(grp)) {
             g_set_error(err, SCENARIO_ERROR, 1,
                         "%s: [%s]: unknown section: expected scenario, topology, switch, nic, dcqcn, "
-                        "dctcp, timely, hpcc, output, workload NAME, fault NAME or sweep", path, grp);
+                        "dctcp, timely, hpcc, output, server, cluster, workload NAME, fault NAME or sweep", path, grp);
             ok = FALSE;
             break;
         }

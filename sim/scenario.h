@@ -10,7 +10,7 @@
 #define SCENARIO_ERROR scenario_error_quark()
 GQuark scenario_error_quark(void);
 
-enum topo_kind { TOPO_LEAF_SPINE = 0, TOPO_EDGES };
+enum topo_kind { TOPO_LEAF_SPINE = 0, TOPO_EDGES, TOPO_RAIL, TOPO_FATTREE };
 enum cc_kind { CC_NONE = 0, CC_DCQCN, CC_DCTCP, CC_TIMELY, CC_HPCC };
 /* How a switch picks among equal-cost next hops: per flow (hash of the 5-tuple), per flowlet
  * (a new pick after an idle gap), per packet at random, or per packet to the emptiest egress. */
@@ -151,6 +151,8 @@ struct scenario {
     /* workloads and faults, in file order */
     GPtrArray *workloads;  /* struct named_section* */
     GPtrArray *faults;
+    /* [server] and [cluster] as text (NULL when absent): multi-GPU servers, models/server.c */
+    struct named_section *server, *cluster;
     /* [output] */
     char *out_dir;
     simtime_t queue_sample;    /* queues.csv and rates.csv: sampled when changed */
@@ -170,7 +172,15 @@ void scenario_free(struct scenario *s);
 gboolean hostlist_parse(const char *text, uint32_t nhosts, struct hostlist *out, char **why);
 void hostlist_clear(struct hostlist *h);
 
-static inline uint32_t scenario_hosts(const struct scenario *s) { return s->leaves * s->hosts_per_leaf; }
+
+/* A key of the fixed sections as the loader knows it, for tools that list or document them. */
+struct scenario_key_info {
+    const char *section, *key;
+    const char *deflt;     /* NULL: derived from other keys */
+    const char *unit;      /* "size", "rate", "time", or NULL (number, text, switch or choice) */
+};
+/* The i-th key (0, 1, ...); false past the last. */
+bool scenario_key_at(size_t i, struct scenario_key_info *out);
 
 /* Formats a scenario error for a key; used by models that validate their own sections. */
 void scenario_key_error(GError **err, const struct scenario *s, const char *section,

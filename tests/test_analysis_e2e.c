@@ -125,6 +125,35 @@ static void test_pcap_stats_reproduces(void)
     g_free(pcap);
 }
 
+/* Two taps of one link (host0's port and leaf0:0) see every flow twice: pcap-stats counts each
+ * flow once (the same transfers, bytes and CE marks as the simulator), and compare of the run
+ * against the capture compares what a capture can measure and finds them the same. */
+static void test_two_taps_and_compare(void)
+{
+    run_capture_once();
+    char *tmp = test_tmpdir();
+    char *out = g_build_filename(tmp, "stats2", NULL);
+    char *cmd = g_strdup_printf("%s pcap-stats %s/host0-0.pcap %s/leaf0-0.pcap -o %s", test_rocesim_bin(), run_dir,
+                                run_dir, out);
+    char *log = NULL;
+    CU_ASSERT_EQUAL_FATAL(test_run(cmd, &log), 0);
+    g_free(log);
+    g_free(cmd);
+    CU_ASSERT_EQUAL(test_metric(out, "transfers"), test_metric(run_dir, "transfers"));
+    CU_ASSERT_EQUAL(test_metric(out, "bytes"), test_metric(run_dir, "bytes"));
+    CU_ASSERT_EQUAL(test_metric(out, "ecn_marked"), test_counter(run_dir, "host0", -1, "np_ecn_marked_roce_packets"));
+    CU_ASSERT_EQUAL(test_metric(out, "cnp_sent"), test_counter(run_dir, "host0", -1, "np_cnp_sent"));
+    cmd = g_strdup_printf("%s compare %s %s -o %s/cmp", test_rocesim_bin(), run_dir, out, tmp);
+    CU_ASSERT_EQUAL(test_run(cmd, &log), 0);
+    CU_ASSERT_PTR_NOT_NULL(log ? strstr(log, "B is a capture") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(log ? strstr(log, "SAME: all 10 compared metrics within tolerance") : NULL);
+    g_free(log);
+    g_free(cmd);
+    test_rmtree(tmp);
+    g_free(tmp);
+    g_free(out);
+}
+
 /* compare on real runs: a folder against itself, and Kmin 20KB against 400KB */
 static void test_compare_real_runs(void)
 {
@@ -237,6 +266,7 @@ static int cleanup(void)
 }
 
 static CU_TestInfo tests[] = {
+    { "two taps of one link count a flow once; compare against the capture", test_two_taps_and_compare },
     { "tshark on a simulated capture agrees with the counters", test_tshark_matches_counters },
     { "pcap-stats on a simulated capture reproduces counters and bytes", test_pcap_stats_reproduces },
     { "compare: self is identical, Kmin 20KB vs 400KB differs", test_compare_real_runs },

@@ -11,15 +11,7 @@
 
 static struct scenario *load(void)
 {
-    char *p = test_data_path("minimal.ini");
-    GError *err = NULL;
-    struct scenario *s = scenario_load(p, NULL, &err);
-    if (!s)
-        fprintf(stderr, "\n  %s: %s\n", p, err->message);
-    g_clear_error(&err);
-    g_free(p);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    return s;
+    return test_scenario_load("minimal.ini", NULL);
 }
 
 static struct cc_ack ack(uint32_t acked, uint32_t psn, uint32_t snd_nxt, bool ece, simtime_t rtt)

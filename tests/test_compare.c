@@ -7,7 +7,7 @@
 
 #include "analysis/metrics.h"
 #include "analysis/plot.h"
-#include "sim/commands.h"
+#include "cli/commands.h"
 #include "tests/fixture_results.h"
 #include "tests/testutil.h"
 

@@ -20,15 +20,7 @@
 /* tests/scenarios/dcqcn_unit.ini with "section.key=value" overrides, presets filled in. */
 static struct scenario *load(const char *const *sets)
 {
-    char *p = test_data_path("dcqcn_unit.ini");
-    GError *err = NULL;
-    struct scenario *s = scenario_load(p, sets, &err);
-    if (!s)
-        fprintf(stderr, "\n  %s: %s\n", p, err->message);
-    g_clear_error(&err);
-    g_free(p);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    return s;
+    return test_scenario_load("dcqcn_unit.ini", sets);
 }
 
 static const struct cc_ops *D = &cc_dcqcn_ops;

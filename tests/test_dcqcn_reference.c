@@ -293,19 +293,12 @@ struct step {
 /* "preset" or "preset,section.key=value" */
 static struct scenario *load_preset(const char *preset)
 {
-    char *p = test_data_path("dcqcn_unit.ini");
     char **parts = g_strsplit(preset, ",", 2);
     char *set = g_strdup_printf("nic.cc_preset=%s", parts[0]);
     const char *sets[] = { set, parts[1], NULL };
-    GError *err = NULL;
-    struct scenario *s = scenario_load(p, sets, &err);
-    if (!s)
-        fprintf(stderr, "\n  %s: %s\n", p, err->message);
-    g_clear_error(&err);
+    struct scenario *s = test_scenario_load("dcqcn_unit.ini", sets);
     g_free(set);
     g_strfreev(parts);
-    g_free(p);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     return s;
 }
 

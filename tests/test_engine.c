@@ -44,7 +44,7 @@ static void on_rec(void *ctx, uint64_t tag)
 static void test_equal_time_insertion_order(void)
 {
     struct engine e;
-    engine_init(&e, 4); /* tiny: forces the heap to grow */
+    engine_init(&e);
     struct rec r;
     rec_init(&r, &e, 1000);
     /* 300 events at t=7ns scheduled interleaved with events at 5 and 9 ns */
@@ -94,7 +94,7 @@ static void test_random_against_sorted_reference(void)
 {
     enum { N = 20000 };
     struct engine e;
-    engine_init(&e, 16);
+    engine_init(&e);
     struct rec r;
     rec_init(&r, &e, N);
     struct ref_ev *ref = g_new(struct ref_ev, N);
@@ -156,7 +156,7 @@ static void on_chain(void *ctx, uint64_t tag)
 static void test_events_scheduled_while_running(void)
 {
     struct engine e;
-    engine_init(&e, 8);
+    engine_init(&e);
     struct chain c = { .e = &e };
     rng_init(&c.g, 3, 1);
     for (int i = 0; i < 100; i++) {
@@ -200,7 +200,7 @@ static void on_timer(void *ctx, uint64_t arg)
 static void test_timer_cancel(void)
 {
     struct engine e;
-    engine_init(&e, 0);
+    engine_init(&e);
     struct timer t;
     struct tctx c = { .e = &e, .t = &t };
     timer_init(&t, &e, on_timer, &c, 77);
@@ -220,7 +220,7 @@ static void test_timer_cancel(void)
 static void test_timer_move_earlier(void)
 {
     struct engine e;
-    engine_init(&e, 0);
+    engine_init(&e);
     struct timer t;
     struct tctx c = { .e = &e, .t = &t };
     timer_init(&t, &e, on_timer, &c, 77);
@@ -237,7 +237,7 @@ static void test_timer_move_earlier(void)
 static void test_timer_move_later(void)
 {
     struct engine e;
-    engine_init(&e, 0);
+    engine_init(&e);
     struct timer t;
     struct tctx c = { .e = &e, .t = &t };
     timer_init(&t, &e, on_timer, &c, 77);
@@ -262,7 +262,7 @@ static void mover(void *ctx, uint64_t when)
 static void test_timer_moved_while_running(void)
 {
     struct engine e;
-    engine_init(&e, 0);
+    engine_init(&e);
     struct timer t;
     struct tctx c = { .e = &e, .t = &t };
     timer_init(&t, &e, on_timer, &c, 77);
@@ -280,7 +280,7 @@ static void test_timer_moved_while_running(void)
 static void test_timer_rearm(void)
 {
     struct engine e;
-    engine_init(&e, 0);
+    engine_init(&e);
     struct timer t;
     struct tctx c = { .e = &e, .t = &t };
     timer_init(&t, &e, on_timer, &c, 77);
@@ -318,7 +318,7 @@ static void test_timer_rearm(void)
 static void test_run_stops_at_stop_time(void)
 {
     struct engine e;
-    engine_init(&e, 0);
+    engine_init(&e);
     struct rec r;
     rec_init(&r, &e, 16);
     engine_at(&e, 100, on_rec, &r, 1);
@@ -345,7 +345,7 @@ static void test_run_stops_at_stop_time(void)
 static void test_run_stops_when_empty(void)
 {
     struct engine e;
-    engine_init(&e, 0);
+    engine_init(&e);
     struct rec r;
     rec_init(&r, &e, 4);
     engine_run(&e, SIMTIME_NEVER); /* nothing at all */
@@ -370,7 +370,7 @@ static void halter(void *ctx, uint64_t arg)
 static void test_halt(void)
 {
     struct engine e;
-    engine_init(&e, 0);
+    engine_init(&e);
     struct rec r;
     rec_init(&r, &e, 8);
     engine_at(&e, 10, on_rec, &r, 1);
@@ -397,7 +397,7 @@ static void test_halt(void)
 static void test_event_count_excludes_stale(void)
 {
     struct engine e;
-    engine_init(&e, 0);
+    engine_init(&e);
     struct rec r;
     rec_init(&r, &e, 8);
     struct timer t1, t2;
@@ -431,7 +431,7 @@ static void test_event_count_excludes_stale(void)
 static void test_extreme_times(void)
 {
     struct engine e;
-    engine_init(&e, 0);
+    engine_init(&e);
     struct rec r;
     rec_init(&r, &e, 16);
     engine_at(&e, UINT64_MAX - 1, on_rec, &r, 6);

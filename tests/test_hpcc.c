@@ -56,15 +56,7 @@ static void test_int_hop(void)
 
 static struct scenario *load(const char *const *sets)
 {
-    char *p = test_data_path("minimal.ini");
-    GError *err = NULL;
-    struct scenario *s = scenario_load(p, sets, &err);
-    if (!s)
-        fprintf(stderr, "\n  %s: %s\n", p, err->message);
-    g_clear_error(&err);
-    g_free(p);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    return s;
+    return test_scenario_load("minimal.ini", sets);
 }
 
 /* One ACK that echoes a one-hop INT stack at 100 Gb/s, INT_MULTI 4. */

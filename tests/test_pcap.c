@@ -8,7 +8,7 @@
 
 #include "analysis/frames.h"
 #include "analysis/pcap.h"
-#include "sim/commands.h"
+#include "cli/commands.h"
 #include "tests/testutil.h"
 
 static char *tmpdir;

@@ -6,7 +6,7 @@
 
 #include "analysis/plot.h"
 #include "analysis/report.h"
-#include "sim/commands.h"
+#include "cli/commands.h"
 #include "tests/fixture_results.h"
 #include "tests/testutil.h"
 

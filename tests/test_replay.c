@@ -67,6 +67,14 @@ static void test_clock_interpolation(void)
     CU_ASSERT_EQUAL(replay_to_rank0(&k, 0, 12345), 12345);
     struct replay_clock once = { off, half, at, NULL, NULL, NULL };
     CU_ASSERT_EQUAL(replay_to_rank0(&once, 1, 500002000), 500001000);
+    /* the interpolated offset is a convex mix of two estimates, each within its own bound:
+     * the after-run sample's poorer bound (400 ns) is the one that holds */
+    int64_t poor[2] = { 0, 400 };
+    struct replay_clock mixed = { off, half, at, off2, poor, at2 };
+    CU_ASSERT_EQUAL(replay_clock_uncertainty(&mixed, 1), 400);
+    CU_ASSERT_EQUAL(replay_clock_uncertainty(&k, 1), 10);
+    CU_ASSERT_EQUAL(replay_clock_uncertainty(&once, 1), 10);
+    CU_ASSERT_EQUAL(replay_clock_uncertainty(&mixed, 0), 0);
 }
 
 /* IMM frames: the last packet of a transfer is WRITE ONLY/LAST WITH IMMEDIATE and parses back

@@ -6,15 +6,7 @@
 
 static struct scenario *load(const char *rel, const char *const *sets)
 {
-    char *p = test_data_path(rel);
-    GError *err = NULL;
-    struct scenario *s = scenario_load(p, sets, &err);
-    if (!s)
-        fprintf(stderr, "\n  %s: %s\n", p, err->message);
-    g_clear_error(&err);
-    g_free(p);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    return s;
+    return test_scenario_load(rel, sets);
 }
 
 /* 2 leaves x 4 hosts, 2 spines (tests/scenarios/routing/link-down.ini): nodes are hosts 0-7,

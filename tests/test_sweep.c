@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include "sim/sweep.h"
+#include "tune/sweep.h"
 #include "tests/testutil.h"
 
 /* ======================================================================================

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim/scenario.h"
+
 #define TEST_MAIN(suite_name, tests_array)                                                     \
     int main(void)                                                                             \
     {                                                                                          \
@@ -87,6 +89,21 @@ static inline char *test_data_path(const char *rel)
     g_free(exe);
     g_free(dir);
     return p;
+}
+
+/* tests/scenarios/REL with "section.key=value" overrides (NULL: none); the test stops, with
+ * the loader's message, when it does not load. */
+static inline struct scenario *test_scenario_load(const char *rel, const char *const *sets)
+{
+    char *p = test_data_path(rel);
+    GError *err = NULL;
+    struct scenario *s = scenario_load(p, sets, &err);
+    if (!s)
+        fprintf(stderr, "\n  %s: %s\n", p, err->message);
+    g_clear_error(&err);
+    g_free(p);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    return s;
 }
 
 /* Runs rocesim with the arguments `args` then `extra` (both NULL-terminated, extra may be

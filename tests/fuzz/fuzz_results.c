@@ -4,7 +4,7 @@
 #include "analysis/metrics.h"
 #include "analysis/plot.h"
 #include "analysis/report.h"
-#include "sim/commands.h"
+#include "cli/commands.h"
 #include "tests/fuzz/fuzz.h"
 #include <stdio.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "analysis/sweep_stats.h"
+#include "tune/sweep_stats.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

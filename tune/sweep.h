@@ -38,7 +38,7 @@
 #define ROCESIM_SWEEP_H
 #include <glib.h>
 #include <sys/types.h>
-#include "sim/mpi_split.h"
+#include "tune/mpi_split.h"
 
 #define SWEEP_ERROR sweep_error_quark()
 GQuark sweep_error_quark(void);

@@ -1,4 +1,4 @@
-#include "sim/mpi_split.h"
+#include "tune/mpi_split.h"
 #include <errno.h>
 #include <stdlib.h>
 

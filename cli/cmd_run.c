@@ -10,13 +10,16 @@
 #include "models/workload.h"
 #include "analysis/outcome.h"
 #include "analysis/warnings.h"
+#include "analysis/breakdown.h"
+#include "analysis/layers.h"
+#include "analysis/trace.h"
 #include "analysis/pcap.h"
 #include "analysis/plot.h"
 #include "analysis/report.h"
-#include "sim/commands.h"
+#include "cli/commands.h"
 #include "sim/interrupt.h"
 #include "sim/results.h"
-#include "sim/run.h"
+#include "cli/run.h"
 #include "sim/units.h"
 #include "sim/version.h"
 
@@ -362,7 +365,12 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
     const struct topology *t = n->topo;
     char a[32], b[32], c[32], d[32];
     printf("rocesim %s  %s  (seed %" G_GUINT64_FORMAT ")\n", ROCESIM_VERSION, sc->name, sc->seed);
-    if (sc->topo == TOPO_LEAF_SPINE)
+    if (t->servers)
+        printf("  %-12s %u servers x %u GPUs, %u NICs each, %s, %u switches (inside servers included), %.2f:1 "
+               "oversubscription\n", "fabric", t->servers, t->gpus_per_server, t->nics_per_server,
+               t->rails ? "rail-optimised" : sc->topo == TOPO_FATTREE ? "fat-tree" : "leaf-spine", t->nnodes - t->nhosts,
+               t->oversubscription);
+    else if (sc->topo == TOPO_LEAF_SPINE)
         printf("  %-12s %u hosts, %u switches, %s hosts, %s fabric, %.2f:1 oversubscription\n", "fabric", t->nhosts,
                t->nnodes - t->nhosts, units_format_rate(sc->host_rate, a, sizeof a),
                units_format_rate(sc->fabric_rate, b, sizeof b), t->oversubscription);
@@ -638,6 +646,34 @@ int run_scenario(const struct run_options *o)
     write_topology(topo, f);
     if (!results_close(f, "topology.csv", &err))
         goto fail;
+    if (topo->servers) { /* multi-GPU servers: results per layer and per rail */
+        FILE *fr = NULL;
+        if (!(f = results_open(&rd, "layers.csv", &err)))
+            goto fail;
+        if (topo->rails && !(fr = results_open(&rd, "rails.csv", &err))) {
+            fclose(f);
+            goto fail;
+        }
+        layers_write(n, end, f, fr, fig.warnings);
+        if (!results_close(f, "layers.csv", &err) || (fr && !results_close(fr, "rails.csv", &err)))
+            goto fail;
+        char *pfc_path = g_build_filename(rd.tmp, "pfc.csv", NULL);
+        if (n->sched->colls->len) {
+            if (!(f = results_open(&rd, "collectives_breakdown.csv", &err))) {
+                g_free(pfc_path);
+                goto fail;
+            }
+            breakdown_write(n, ideal_transfer_ps, pfc_path, f);
+            if (!results_close(f, "collectives_breakdown.csv", &err)) {
+                g_free(pfc_path);
+                goto fail;
+            }
+        }
+        gboolean traced = (f = results_open(&rd, "trace.json", &err)) && trace_write(n, pfc_path, f, &err);
+        g_free(pfc_path);
+        if (!traced || !results_close(f, "trace.json", &err))
+            goto fail;
+    }
     char *json = summary_json(n, &fig, end);
     char *jp = g_build_filename(rd.tmp, "summary.json", NULL);
     gboolean ok = g_file_set_contents(jp, json, -1, &err);
@@ -698,9 +734,8 @@ fail:
         g_error_free(err);
     interrupt_release(); /* dies of a signal caught during the run, now that nothing is left */
 done:
-    g_ptr_array_unref(fig.warnings);
+    run_figures_clear(&fig);
     g_ptr_array_unref(captures);
-    g_free(fig.colls);
     g_free(outcomes);
     net_free(n);
     schedule_free(sched);

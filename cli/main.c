@@ -2,7 +2,7 @@
 #include <glib.h>
 #include <stdio.h>
 #include <string.h>
-#include "sim/commands.h"
+#include "cli/commands.h"
 #include "sim/version.h"
 
 struct command {

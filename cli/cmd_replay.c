@@ -13,9 +13,9 @@
 #include "replay/replay.h"
 #include "replay/subset.h"
 #include "replay/verbs.h"
-#include "sim/commands.h"
-#include "sim/mpi_split.h"
-#include "sim/run.h"
+#include "cli/commands.h"
+#include "tune/mpi_split.h"
+#include "cli/run.h"
 #include "sim/units.h"
 
 static volatile int stop_flag;

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "analysis/sweep_stats.h"
-#include "sim/commands.h"
-#include "sim/sweep.h"
+#include "tune/sweep_stats.h"
+#include "cli/commands.h"
+#include "tune/sweep.h"
 
 struct opts {
     char **vary, **sets, **constraints;

@@ -5,8 +5,8 @@
 #include "models/packet.h"
 #include "models/topology.h"
 #include "models/workload.h"
-#include "sim/commands.h"
-#include "sim/run.h"
+#include "cli/commands.h"
+#include "cli/run.h"
 #include "sim/units.h"
 
 static void print_expanded(GKeyFile *kf)

@@ -5,7 +5,7 @@
 #include "models/schedule_meta.h"
 #include "models/topology.h"
 #include "models/workload.h"
-#include "sim/commands.h"
+#include "cli/commands.h"
 
 int cmd_schedule(int argc, char **argv)
 {

@@ -1,6 +1,7 @@
 /* Parameter sweeps: grid, point names, process pool, resumability, sweep.csv (see sweep.h). */
 #define _GNU_SOURCE
-#include "sim/sweep.h"
+#include "tune/sweep.h"
+#include "analysis/metrics.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
@@ -912,20 +913,10 @@ static gboolean scenario_matches(JsonObject *js, GKeyFile *kf)
     return ok;
 }
 
+/* A number as the CSV writes it (round-trip doubles, booleans as 1/0), or NULL. */
 static char *metric_text(JsonNode *n)
 {
-    if (!n || !JSON_NODE_HOLDS_VALUE(n))
-        return NULL;
-    GType t = json_node_get_value_type(n);
-    if (t == G_TYPE_INT64)
-        return g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(n));
-    if (t == G_TYPE_DOUBLE) {
-        char buf[G_ASCII_DTOSTR_BUF_SIZE];
-        return g_strdup(g_ascii_dtostr(buf, sizeof buf, json_node_get_double(n)));
-    }
-    if (t == G_TYPE_BOOLEAN)
-        return g_strdup(json_node_get_boolean(n) ? "1" : "0");
-    return NULL;
+    return metrics_number_text(n, "1", "0");
 }
 
 /* TRUE when the point's folder holds a complete summary.json of this point's settings;

@@ -3,7 +3,7 @@
 #ifndef ROCESIM_SWEEP_STATS_H
 #define ROCESIM_SWEEP_STATS_H
 #include "analysis/metrics.h"
-#include "sim/sweep.h"
+#include "tune/sweep.h"
 
 /* A metric over the finished runs of configuration c (n = 0 when none has it). */
 metrics_stats sweep_config_stats(const struct sweep *s, guint c, const char *metric);
