@@ -85,7 +85,7 @@ int cmd_replay(int argc, char **argv)
         { "capture", 0, 0, G_OPTION_ARG_STRING, &capture, "Rank 0 captures RoCEv2 (UDP 4791 or --udp-port) and PFC frames on this interface (a mirror port) into capture.pcap of the folder", "IFACE" },
         { "subset", 0, 0, G_OPTION_ARG_NONE, &subset, "The map may leave schedule hosts out: replay only the mapped hosts' part (one rank per mapped host)", NULL },
         { "sysfs-ib", 0, 0, G_OPTION_ARG_FILENAME, &sysfs_ib, "Where the RDMA devices' sysfs is (default /sys/class/infiniband; for tests)", "DIR" },
-        { "sample-interval", 0, 0, G_OPTION_ARG_STRING, &sample, "Sample the NIC's hw_counters and ethtool statistics into counters.csv this often (default 100ms; 0: at the start and end only)", "TIME" },
+        { "sample-interval", 0, 0, G_OPTION_ARG_STRING, &sample, "Sample the NIC's hw_counters and ethtool statistics into counters.csv this often (default 100ms; 0s: at the start and end only)", "TIME" },
         { "debugfs", 0, 0, G_OPTION_ARG_FILENAME, &debugfs, "Where debugfs is (default /sys/kernel/debug; for tests)", "DIR" },
         { "ctrl-addr", 0, 0, G_OPTION_ARG_STRING, &ctrl_addr, "rank 0's control address (default: host 0's address in the map)", "IPV4" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
