@@ -438,6 +438,7 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
 
     hostinfo_begin(&r.info, c->netdev, c->net_root, c->debugfs_root);
     sampler_begin(&r.smp, c->ib_root, c->device, 1, c->netdev, c->sample_interval_ns, ctrl_now_ns());
+    sampler_run(&r.smp);
     for (uint32_t i = 0; i < r.n; i++) {
         const struct transfer *t = schedule_get(r.s, i);
         if (t->src == r.me && t->ndeps == 0)
@@ -460,7 +461,6 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
         }
         r.x->ops->service(r.x->impl, now);
         capture_pump(r.cap);
-        int64_t sample_due = sent_done ? INT64_MAX : sampler_tick(&r.smp, now);
         if (!aborting && c->stop && *c->stop)
             stop_with(&r, g_strdup_printf("rank %u: stopped by a signal", r.me));
         /* the scan is O(transfers): every 10 ms is soon enough for a timeout in seconds */
@@ -529,7 +529,7 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
         nf += ctrl_pollfds(r.ctrl, fds + nf, MAX_POLL - nf);
         if (r.cap && nf < MAX_POLL && capture_fd(r.cap) >= 0)
             fds[nf++] = (struct pollfd){ .fd = capture_fd(r.cap), .events = POLLIN };
-        int64_t due = MIN(MIN(r.x->ops->next_due(r.x->impl), now + 20000000), sample_due);
+        int64_t due = MIN(r.x->ops->next_due(r.x->impl), now + 20000000);
         if (heap_top(r.heap) && !aborting)
             due = MIN(due, heap_top(r.heap)->t);
         if (due > now) {

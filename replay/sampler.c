@@ -45,6 +45,8 @@ void sampler_begin(struct sampler *s, const char *ib_root, const char *device, u
     s->port = port ? port : 1;
     s->interval_ns = interval_ns;
     s->rows = g_string_new(NULL);
+    g_mutex_init(&s->lock);
+    g_cond_init(&s->wake);
     sample(s, now, FALSE);
     s->next = interval_ns > 0 ? now + interval_ns : INT64_MAX;
 }
@@ -59,8 +61,38 @@ int64_t sampler_tick(struct sampler *s, int64_t now)
     return s->next;
 }
 
+static gpointer sampler_thread(gpointer p)
+{
+    struct sampler *s = p;
+    g_mutex_lock(&s->lock);
+    while (!s->stopping) {
+        int64_t now = g_get_monotonic_time() * 1000; /* CLOCK_MONOTONIC, as the replay's */
+        if (now >= s->next) {
+            sampler_tick(s, now);
+            continue;
+        }
+        g_cond_wait_until(&s->wake, &s->lock, s->next / 1000);
+    }
+    g_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+void sampler_run(struct sampler *s)
+{
+    if (s->interval_ns > 0 && (s->device || s->netdev))
+        s->thread = g_thread_new("sampler", sampler_thread, s);
+}
+
 char *sampler_end(struct sampler *s, int64_t now)
 {
+    if (s->thread) {
+        g_mutex_lock(&s->lock);
+        s->stopping = TRUE;
+        g_cond_signal(&s->wake);
+        g_mutex_unlock(&s->lock);
+        g_thread_join(s->thread);
+        s->thread = NULL;
+    }
     sample(s, now, TRUE);
     s->next = INT64_MAX;
     return g_strdup(s->rows->str);
@@ -68,6 +100,12 @@ char *sampler_end(struct sampler *s, int64_t now)
 
 void sampler_clear(struct sampler *s)
 {
+    if (s->thread)
+        g_free(sampler_end(s, 0));
+    if (s->rows) {
+        g_mutex_clear(&s->lock);
+        g_cond_clear(&s->wake);
+    }
     counter_set_clear(&s->hw);
     counter_set_clear(&s->eth);
     if (s->rows)

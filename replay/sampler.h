@@ -15,6 +15,10 @@ struct sampler {
     int64_t interval_ns, next;         /* interval 0: sample only at begin and end */
     struct counter_set hw, eth;        /* the previous sample */
     GString *rows;                     /* "t_ns,port,name,delta\n" on the local clock */
+    GThread *thread;                   /* sampler_run: samples off the replay's loop */
+    GMutex lock;
+    GCond wake;
+    gboolean stopping;
 };
 
 /* Takes the first sample at local time now. */
@@ -22,7 +26,10 @@ void sampler_begin(struct sampler *s, const char *ib_root, const char *device, u
                    const char *netdev, int64_t interval_ns, int64_t now);
 /* Samples when the interval is up; returns the next time it wants to run (INT64_MAX: never). */
 int64_t sampler_tick(struct sampler *s, int64_t now);
-/* A last sample at now; the rows (caller frees). */
+/* Samples from a thread of its own every interval (CLOCK_MONOTONIC), so that reading the
+ * counters (mlx5 asks the firmware: milliseconds) never delays a transfer's start. */
+void sampler_run(struct sampler *s);
+/* Stops the thread if any, takes a last sample at now; the rows (caller frees). */
 char *sampler_end(struct sampler *s, int64_t now);
 void sampler_clear(struct sampler *s);
 
