@@ -293,6 +293,22 @@ static uint8_t frame_prio(const struct frame_info *fi)
 
 /* ---- per-packet work ---- */
 
+/* A message starts at its FIRST (or is whole in its ONLY) packet. */
+static void open_msg(struct flow *f, const struct frame_info *fi, uint64_t t)
+{
+    struct msg m = { .start_psn = fi->psn, .start_ns = t, .prio = frame_prio(fi),
+                     .bytes_seen = fi->payload, .has_dma = fi->has_reth, .dma_len = fi->reth_dma_len };
+    if (fi->pos == MSG_ONLY) {
+        m.complete = true;
+        m.last_psn = fi->psn;
+        m.end_ns = t;
+        m.has_imm = fi->has_imm;
+        m.imm = fi->imm;
+    }
+    g_array_append_val(f->msgs, m);
+    f->open = fi->pos == MSG_ONLY ? -1 : (int64_t)f->msgs->len - 1;
+}
+
 static void on_data(struct stats *s, struct node *n, const struct frame_info *fi, uint16_t file,
                     uint64_t t)
 {
@@ -319,18 +335,7 @@ static void on_data(struct stats *s, struct node *n, const struct frame_info *fi
     if (d > 0) { /* a PSN beyond any seen: first transmission as far as we can tell */
         f->max_psn = fi->psn;
         if (fi->pos == MSG_FIRST || fi->pos == MSG_ONLY) {
-            struct msg m = { .start_psn = fi->psn, .start_ns = t, .prio = frame_prio(fi),
-                             .bytes_seen = fi->payload, .has_dma = fi->has_reth,
-                             .dma_len = fi->reth_dma_len };
-            if (fi->pos == MSG_ONLY) {
-                m.complete = true;
-                m.last_psn = fi->psn;
-                m.end_ns = t;
-                m.has_imm = fi->has_imm;
-                m.imm = fi->imm;
-            }
-            g_array_append_val(f->msgs, m);
-            f->open = fi->pos == MSG_ONLY ? -1 : (int64_t)f->msgs->len - 1;
+            open_msg(f, fi, t);
         } else if (f->open >= 0) { /* MIDDLE or LAST of the message being received */
             struct msg *m = &g_array_index(f->msgs, struct msg, f->open);
             m->bytes_seen += fi->payload;
@@ -348,6 +353,17 @@ static void on_data(struct stats *s, struct node *n, const struct frame_info *fi
     /* A PSN at or below the highest seen: a retransmission (go-back-N). A retransmitted last
      * packet delivers its message later than the first copy did. */
     f->retx++;
+    if (fi->pos == MSG_FIRST || fi->pos == MSG_ONLY) {
+        /* the first copy of a message's first packet may have been lost before the capture
+         * point (the later packets then came first): its retransmission starts the message */
+        gboolean known = FALSE;
+        for (guint i = 0; i < f->msgs->len && !known; i++)
+            known = g_array_index(f->msgs, struct msg, i).start_psn == fi->psn;
+        if (!known) {
+            open_msg(f, fi, t);
+            return;
+        }
+    }
     if (fi->pos == MSG_LAST || fi->pos == MSG_ONLY) {
         for (guint i = f->msgs->len; i-- > 0;) {
             struct msg *m = &g_array_index(f->msgs, struct msg, i);

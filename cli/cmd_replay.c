@@ -11,6 +11,7 @@
 #include "models/topology.h"
 #include "replay/hostmap.h"
 #include "replay/replay.h"
+#include "replay/subset.h"
 #include "replay/verbs.h"
 #include "cli/commands.h"
 #include "tune/mpi_split.h"
@@ -60,9 +61,11 @@ int cmd_replay(int argc, char **argv)
 {
     char *hosts = NULL, *transport = NULL, *device = NULL, *gid = NULL, *scenario = NULL,
          *timeout = NULL, *out = NULL, *rate = NULL, *rto = NULL, *ctrl_addr = NULL,
-         *sysfs_net = NULL, *debugfs = NULL;
+         *sysfs_net = NULL, *debugfs = NULL, *sysfs_ib = NULL, *sample = NULL, *capture = NULL;
     int udp_port = 4791, ctrl_port = 18515, mtu = 0, window = 64;
     double drop = 0;
+    gboolean subset = FALSE;
+    struct schedule_subset sub = { 0 };
     GOptionEntry entries[] = {
         { "hosts", 0, 0, G_OPTION_ARG_FILENAME, &hosts, "Lab map: which machine plays each schedule host (default: all on this machine, 127.0.0.x)", "FILE" },
         { "transport", 0, 0, G_OPTION_ARG_STRING, &transport, "verbs (RoCE NICs) or udp (default udp)", "verbs|udp" },
@@ -79,6 +82,10 @@ int cmd_replay(int argc, char **argv)
         { "udp-port", 0, 0, G_OPTION_ARG_INT, &udp_port, "udp: port every host listens on (default 4791)", "PORT" },
         { "ctrl-port", 0, 0, G_OPTION_ARG_INT, &ctrl_port, "TCP port of rank 0's control plane (default 18515)", "PORT" },
         { "sysfs-net", 0, 0, G_OPTION_ARG_FILENAME, &sysfs_net, "Where the netdevs' sysfs is (default /sys/class/net; for tests)", "DIR" },
+        { "capture", 0, 0, G_OPTION_ARG_STRING, &capture, "Rank 0 captures RoCEv2 (UDP 4791 or --udp-port) and PFC frames on this interface (a mirror port) into capture.pcap of the folder", "IFACE" },
+        { "subset", 0, 0, G_OPTION_ARG_NONE, &subset, "The map may leave schedule hosts out: replay only the mapped hosts' part (one rank per mapped host)", NULL },
+        { "sysfs-ib", 0, 0, G_OPTION_ARG_FILENAME, &sysfs_ib, "Where the RDMA devices' sysfs is (default /sys/class/infiniband; for tests)", "DIR" },
+        { "sample-interval", 0, 0, G_OPTION_ARG_STRING, &sample, "Sample the NIC's hw_counters and ethtool statistics into counters.csv this often (default 100ms; 0s: at the start and end only)", "TIME" },
         { "debugfs", 0, 0, G_OPTION_ARG_FILENAME, &debugfs, "Where debugfs is (default /sys/kernel/debug; for tests)", "DIR" },
         { "ctrl-addr", 0, 0, G_OPTION_ARG_STRING, &ctrl_addr, "rank 0's control address (default: host 0's address in the map)", "IPV4" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -107,8 +114,9 @@ int cmd_replay(int argc, char **argv)
         fprintf(stderr, "rocesim replay: --gid-index %s: expected auto or a number 0..255\n", gid);
         goto done;
     }
-    int64_t timeout_ns = 30000000000LL, rto_ns = 20000000;
+    int64_t timeout_ns = 30000000000LL, rto_ns = 20000000, sample_ns = 100000000;
     if ((timeout && !parse_time_opt("--timeout", timeout, &timeout_ns)) ||
+        (sample && !parse_time_opt("--sample-interval", sample, &sample_ns)) ||
         (rto && !parse_time_opt("--rto", rto, &rto_ns)))
         goto done;
     if (timeout_ns <= 0 || rto_ns <= 0) {
@@ -131,9 +139,14 @@ int cmd_replay(int argc, char **argv)
     uint32_t nhosts = s->meta.present ? s->meta.hosts : 0;
     for (uint32_t i = 0; i < schedule_count(s); i++)
         nhosts = MAX(nhosts, MAX(schedule_get(s, i)->src, schedule_get(s, i)->dst) + 1);
-    if ((uint32_t)ms.size != nhosts) {
+    if (subset && !hosts) {
+        fprintf(stderr, "rocesim replay: --subset needs --hosts (the map says which hosts are there)\n");
+        goto done;
+    }
+    if (!subset && (uint32_t)ms.size != nhosts) {
         fprintf(stderr, "rocesim replay: %s has %u hosts but %d rank(s) were started: start one "
-                        "rank per schedule host (mpirun -np %u)\n", argv[1], nhosts, ms.size, nhosts);
+                        "rank per schedule host (mpirun -np %u)%s\n", argv[1], nhosts, ms.size, nhosts,
+                hosts ? ", or give --subset to replay only the hosts the map names" : "");
         goto done;
     }
     if (scenario) {
@@ -152,14 +165,31 @@ int cmd_replay(int argc, char **argv)
             goto done;
     }
     if (hosts) {
-        if (!(map = hostmap_read(hosts, &err))) {
+        if (!(map = subset ? hostmap_read_subset(hosts, &err) : hostmap_read(hosts, &err))) {
             fprintf(stderr, "rocesim replay: %s\n", err->message);
             goto done;
         }
-        if (map->n != nhosts) {
-            fprintf(stderr, "rocesim replay: %s maps %u hosts, the schedule has %u (running a "
-                            "subset is not supported)\n", hosts, map->n, nhosts);
+        if (map->n > nhosts || (!subset && map->n != nhosts)) {
+            fprintf(stderr, "rocesim replay: %s maps %s%u hosts, the schedule has %u%s\n", hosts,
+                    subset ? "hosts up to " : "", subset ? map->n - 1 : map->n, nhosts,
+                    subset ? "" : " (give --subset to replay only the mapped hosts' part)");
             goto done;
+        }
+        if (subset) {
+            guint8 *mapped = g_new0(guint8, nhosts ? nhosts : 1);
+            memcpy(mapped, map->mapped, map->n);
+            gboolean sok = schedule_subset(s, nhosts, mapped, &sub, &err);
+            g_free(mapped);
+            if (!sok) {
+                fprintf(stderr, "rocesim replay: %s: %s\n", hosts, err->message);
+                goto done;
+            }
+            if ((uint32_t)ms.size != sub.ranks) {
+                fprintf(stderr, "rocesim replay: %s maps %u of the schedule's %u hosts but %d rank(s) "
+                                "were started: start one rank per mapped host (mpirun -np %u)\n",
+                        hosts, sub.ranks, nhosts, ms.size, sub.ranks);
+                goto done;
+            }
         }
     } else {
         map = hostmap_loopback(nhosts);
@@ -179,33 +209,37 @@ int cmd_replay(int argc, char **argv)
                         "udp transport may carry here (9000); give --mtu\n", m);
         goto done;
     }
+    /* the schedule host this rank plays */
+    uint32_t me = subset ? sub.rank_host[ms.rank] : (uint32_t)ms.rank;
+    const char *map_dev = strcmp(map->h[me].device, "-") ? map->h[me].device : NULL;
     if (!strcmp(tr, "verbs")) {
-        const char *dev = device ? device : strcmp(map->h[ms.rank].device, "-") ? map->h[ms.rank].device : NULL;
+        const char *dev = device ? device : map_dev;
         struct ibv_context *vc = verbs_open(verbs_real(), dev, &err);
         if (!vc) {
             fprintf(stderr, "rocesim replay: rank %d: %s\n", ms.rank, err->message);
             rc = err->code == REPLAY_ERROR_NO_DEVICE ? 3 : 1;
             goto done;
         }
+        /* a device is there: the run opens it again through the same table */
         ibv_close_device(vc);
-        fprintf(stderr, "rocesim replay: rank %d: the verbs data path is not implemented yet; "
-                        "use --transport udp\n", ms.rank);
-        rc = 1;
-        goto done;
     }
-    struct in_addr *addr = g_new(struct in_addr, nhosts);
-    for (uint32_t h = 0; h < nhosts; h++)
-        addr[h] = map->h[h].addr;
+    struct in_addr *addr = g_new(struct in_addr, ms.size);
+    for (int k = 0; k < ms.size; k++)
+        addr[k] = map->h[subset ? sub.rank_host[k] : (uint32_t)k].addr;
     char a0[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &addr[0], a0, sizeof a0);
     struct ideal_ctx ic = { sc, topo, rate_bps, m };
     struct replay_config c = {
-        .sched = s, .schedule_path = argv[1], .rank = ms.rank, .size = ms.size, .addr = addr,
+        .sched = subset ? sub.run : s, .out_sched = subset ? sub.out : NULL,
+        .rank_host = subset ? sub.rank_host : NULL, .schedule_path = argv[1], .rank = ms.rank, .size = ms.size, .addr = addr,
         .ctrl_addr = ctrl_addr ? ctrl_addr : a0, .ctrl_port = (uint16_t)ctrl_port,
         .udp_port = (uint16_t)udp_port, .mtu = m, .rate_bps = rate_bps, .window = (uint32_t)window, .drop = drop,
         .rto_ns = rto_ns, .timeout_ns = timeout_ns, .start_delay_ns = 100000000,
         .ideal = ideal_ps, .ideal_ctx = &ic, .out_dir = out, .transport = tr, .stop = &stop_flag,
-        .netdev = map->h[ms.rank].netdev, .net_root = sysfs_net, .debugfs_root = debugfs,
+        .device = device ? device : map_dev,
+        .gid_index = gid && strcmp(gid, "auto") ? atoi(gid) : -1,
+        .capture_iface = capture, .ib_root = sysfs_ib, .sample_interval_ns = sample_ns,
+        .netdev = map->h[me].netdev, .net_root = sysfs_net, .debugfs_root = debugfs,
     };
     struct sigaction sa = { .sa_handler = on_signal };
     sigaction(SIGINT, &sa, NULL);
@@ -223,6 +257,7 @@ done:
     g_option_context_free(ctx);
     mpi_split_clear(&ms);
     hostmap_free(map);
+    schedule_subset_clear(&sub);
     schedule_free(s);
     topology_free(topo);
     scenario_free(sc);
@@ -238,5 +273,8 @@ done:
     g_free(ctrl_addr);
     g_free(sysfs_net);
     g_free(debugfs);
+    g_free(sysfs_ib);
+    g_free(capture);
+    g_free(sample);
     return rc;
 }

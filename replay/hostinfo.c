@@ -42,7 +42,7 @@ static void drvinfo(const char *ifname, JsonBuilder *b)
         close(fd);
 }
 
-char *hostinfo_end(struct hostinfo *h)
+char *hostinfo_end(struct hostinfo *h, const char *samples)
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
@@ -50,6 +50,10 @@ char *hostinfo_end(struct hostinfo *h)
     json_builder_add_string_value(b, g_get_host_name());
     json_builder_set_member_name(b, "netdev");
     json_builder_add_string_value(b, h->netdev ? h->netdev : "");
+    if (samples && *samples) {
+        json_builder_set_member_name(b, "samples");
+        json_builder_add_string_value(b, samples);
+    }
     if (h->netdev) {
         drvinfo(h->netdev, b);
         char *sp = g_strdup_printf("%s/%s/speed", h->net_root, h->netdev), *t = NULL;

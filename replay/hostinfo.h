@@ -16,8 +16,9 @@ struct hostinfo {
 void hostinfo_begin(struct hostinfo *h, const char *netdev, const char *net_root,
                     const char *debugfs_root);
 /* The JSON object text describing the host, with "counters": the ethtool deltas since
- * hostinfo_begin (a counter that went down was reset). */
-char *hostinfo_end(struct hostinfo *h);
+ * hostinfo_begin (a counter that went down was reset), and "samples": the rows of the
+ * counter sampler (sampler.h), when not NULL. */
+char *hostinfo_end(struct hostinfo *h, const char *samples);
 void hostinfo_clear(struct hostinfo *h);
 
 #endif

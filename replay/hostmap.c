@@ -11,7 +11,9 @@ struct hostmap *hostmap_loopback(uint32_t n)
     struct hostmap *m = g_new0(struct hostmap, 1);
     m->n = n;
     m->h = g_new0(struct host_entry, n ? n : 1);
+    m->mapped = g_new0(guint8, n ? n : 1);
     for (uint32_t i = 0; i < n; i++) {
+        m->mapped[i] = 1;
         m->h[i].machine = g_strdup("localhost");
         m->h[i].device = g_strdup("-");
         m->h[i].netdev = g_strdup("lo");
@@ -30,6 +32,7 @@ void hostmap_free(struct hostmap *m)
         g_free(m->h[i].netdev);
     }
     g_free(m->h);
+    g_free(m->mapped);
     g_free(m);
 }
 
@@ -46,7 +49,11 @@ static gboolean bad(GError **err, const char *path, unsigned line, const char *f
     return FALSE;
 }
 
-struct hostmap *hostmap_read(const char *path, GError **err)
+static struct hostmap *read_map(const char *path, gboolean subset, GError **err);
+struct hostmap *hostmap_read(const char *path, GError **err) { return read_map(path, FALSE, err); }
+struct hostmap *hostmap_read_subset(const char *path, GError **err) { return read_map(path, TRUE, err); }
+
+static struct hostmap *read_map(const char *path, gboolean subset, GError **err)
 {
     char *text = NULL;
     GError *e = NULL;
@@ -105,7 +112,7 @@ struct hostmap *hostmap_read(const char *path, GError **err)
         g_strfreev(f);
     }
     g_strfreev(lines);
-    for (guint i = 0; ok && i < seen->len; i++)
+    for (guint i = 0; ok && !subset && i < seen->len; i++)
         if (!g_array_index(seen, unsigned, i)) {
             g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_INPUT,
                         "%s: schedule host %u has no line (hosts 0..%u must each be mapped once)",
@@ -118,6 +125,9 @@ struct hostmap *hostmap_read(const char *path, GError **err)
     }
     struct hostmap *m = g_new0(struct hostmap, 1);
     m->n = hs->len;
+    m->mapped = g_new0(guint8, hs->len ? hs->len : 1);
+    for (guint i = 0; i < seen->len; i++)
+        m->mapped[i] = g_array_index(seen, unsigned, i) != 0;
     m->h = (struct host_entry *)g_array_free(hs, FALSE);
     g_array_free(seen, TRUE);
     if (!ok) {

@@ -21,10 +21,13 @@ struct host_entry {
 
 struct hostmap {
     struct host_entry *h;
-    uint32_t n;
+    uint32_t n;         /* entries: the highest host mapped + 1 */
+    guint8 *mapped;     /* mapped[i]: host i has a line (all of them unless a subset) */
 };
 
 struct hostmap *hostmap_read(const char *path, GError **err);
+/* As hostmap_read, but hosts may be left out (replay --subset): their entries are empty. */
+struct hostmap *hostmap_read_subset(const char *path, GError **err);
 /* Every host on this machine over loopback: host h is 127.0.0.(h+1). */
 struct hostmap *hostmap_loopback(uint32_t n);
 void hostmap_free(struct hostmap *m);

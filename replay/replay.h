@@ -14,6 +14,8 @@
 #include "analysis/outcome.h"
 #include "models/schedule.h"
 
+struct verbs_fns;
+
 #define REPLAY_ERROR (replay_error_quark())
 GQuark replay_error_quark(void);
 enum {
@@ -25,7 +27,10 @@ enum {
 enum replay_status { REPLAY_COMPLETE = 0, REPLAY_INCOMPLETE };
 
 struct replay_config {
-    const struct schedule *sched;     /* validated, with qps */
+    const struct schedule *sched;     /* validated, with qps; host h = rank h */
+    const struct schedule *out_sched; /* --subset: the same transfers in the schedule's own host
+                                       * numbering, for the results (NULL: sched) */
+    const uint32_t *rank_host;        /* --subset: the schedule host of each rank (NULL: rank) */
     const char *schedule_path;
     int rank, size;                   /* this process = schedule host `rank` */
     struct in_addr *addr;             /* IPv4 of each schedule host */
@@ -41,9 +46,15 @@ struct replay_config {
     outcome_ideal_fn ideal;
     const void *ideal_ctx;
     const char *out_dir;              /* written by rank 0 */
-    const char *transport;            /* "udp" */
+    const char *transport;            /* "udp" or "verbs" */
+    const struct verbs_fns *verbs;    /* verbs: the table (NULL: libibverbs) */
+    const char *device;               /* verbs: RDMA device (NULL: the first) */
+    int gid_index;                    /* verbs: -1 for the RoCE v2 GID of this host's address */
     const char *netdev;               /* this rank's netdev from the map (NULL, "-", "lo": none) */
     const char *net_root, *debugfs_root; /* sysfs roots (NULL: /sys/class/net, /sys/kernel/debug) */
+    const char *ib_root;              /* NULL: /sys/class/infiniband */
+    int64_t sample_interval_ns;       /* NIC counters into counters.csv (0: start and end only) */
+    const char *capture_iface;        /* rank 0 captures there into capture.pcap (NULL: no) */
     volatile int *stop;               /* set by a signal handler: stop as if timed out */
 };
 

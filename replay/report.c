@@ -1,5 +1,6 @@
 /* Rank 0's results folder from every rank's report (see report.h). */
 #include "replay/report.h"
+#include <glib/gstdio.h>
 #include <arpa/inet.h>
 #include <string.h>
 #include "sim/results.h"
@@ -65,11 +66,14 @@ static gboolean parse(GBytes *b, struct parsed *p)
     return TRUE;
 }
 
+/* the schedule host rank r played */
+#define HOST_OF(r) (c->rank_host ? c->rank_host[(r)] : (uint32_t)(r))
+
 gboolean replay_write_results(const struct replay_config *c, GBytes *const *reports,
                               const struct replay_clock *k, gboolean complete,
-                              const char *reason, GError **err)
+                              const char *reason, const char *capture_file, GError **err)
 {
-    const struct schedule *s = c->sched;
+    const struct schedule *s = c->out_sched ? c->out_sched : c->sched;
     uint32_t n = schedule_count(s);
     int size = c->size;
     struct parsed *pr = g_new0(struct parsed, size);
@@ -155,16 +159,28 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
                 continue;
             const uint64_t *v = (const uint64_t *)&pr[r].h->stats;
             for (size_t i = 0; i < G_N_ELEMENTS(stat_names); i++)
-                fprintf(f, "%" G_GUINT64_FORMAT ",host%d,0,%s,%" G_GUINT64_FORMAT "\n", end_ns, r,
+                fprintf(f, "%" G_GUINT64_FORMAT ",host%u,0,%s,%" G_GUINT64_FORMAT "\n", end_ns, HOST_OF(r),
                         stat_names[i], v[i]);
             /* the NIC's own statistics (ethtool -S), as deltas over the run */
             JsonObject *io = pr[r].info ? json_node_get_object(pr[r].info) : NULL;
             JsonObject *cn = io && json_object_has_member(io, "counters") ? json_object_get_object_member(io, "counters") : NULL;
             GList *names = cn ? json_object_get_members(cn) : NULL;
             for (GList *l = names; l; l = l->next)
-                fprintf(f, "%" G_GUINT64_FORMAT ",host%d,0,%s,%" G_GINT64_FORMAT "\n", end_ns, r,
+                fprintf(f, "%" G_GUINT64_FORMAT ",host%u,0,%s,%" G_GINT64_FORMAT "\n", end_ns, HOST_OF(r),
                         (const char *)l->data, json_object_get_int_member(cn, l->data));
             g_list_free(names);
+            /* the NIC's counters sampled during the run (sampler.h): local time -> time base */
+            const char *smp = io && json_object_has_member(io, "samples") ? json_object_get_string_member(io, "samples") : NULL;
+            char **rows = smp ? g_strsplit(smp, "\n", -1) : NULL;
+            for (char **l = rows; l && *l; l++) {
+                char **fl = g_strsplit(*l, ",", 4);
+                if (g_strv_length(fl) == 4)
+                    fprintf(f, "%" G_GUINT64_FORMAT ",host%u,%s,%s,%s\n",
+                            (uint64_t)(BASE(r, g_ascii_strtoll(fl[0], NULL, 10)) / 1000), HOST_OF(r),
+                            fl[1], fl[2], fl[3]);
+                g_strfreev(fl);
+            }
+            g_strfreev(rows);
         }
         ok = results_close(f, "counters.csv", err);
     }
@@ -272,11 +288,21 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
         JsonObject *io = pr[r].info ? json_node_get_object(pr[r].info) : NULL;
         if (!io || !json_object_has_member(io, "scenario_fragment"))
             continue;
-        char *name = g_strdup_printf("nic-knobs-host%d.ini", r);
+        char *name = g_strdup_printf("nic-knobs-host%u.ini", HOST_OF(r));
         char *fp = g_build_filename(rd.tmp, name, NULL);
         ok = g_file_set_contents(fp, json_object_get_string_member(io, "scenario_fragment"), -1, err);
         g_free(fp);
         g_free(name);
+    }
+    if (ok && capture_file) {
+        /* the capture goes in with the rest (pcap-stats lab/capture.pcap) */
+        char *fp = g_build_filename(rd.tmp, "capture.pcap", NULL), *data = NULL;
+        gsize len = 0;
+        if (g_rename(capture_file, fp) != 0) /* another file system: copy */
+            ok = g_file_get_contents(capture_file, &data, &len, err) &&
+                 g_file_set_contents(fp, data, (gssize)len, err);
+        g_free(data);
+        g_free(fp);
     }
     if (ok)
         ok = results_commit(&rd, err);

@@ -42,9 +42,10 @@ int64_t replay_to_rank0(const struct replay_clock *k, int r, int64_t t);
  * half round trips (only the first when there is no after-run sample). */
 int64_t replay_clock_uncertainty(const struct replay_clock *k, int r);
 
-/* Writes c->out_dir from the reports (reports[r] NULL: rank r sent none). */
+/* Writes c->out_dir from the reports (reports[r] NULL: rank r sent none), with the pcap file
+ * capture_file (moved in as capture.pcap) when not NULL. */
 gboolean replay_write_results(const struct replay_config *c, GBytes *const *reports,
                               const struct replay_clock *k, gboolean complete,
-                              const char *reason, GError **err);
+                              const char *reason, const char *capture_file, GError **err);
 
 #endif

@@ -6,10 +6,16 @@
 #include <time.h>
 #include <arpa/inet.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+#include "replay/capture.h"
 #include "replay/ctrl.h"
 #include "replay/hostinfo.h"
 #include "replay/report.h"
+#include "replay/sampler.h"
 #include "replay/udp.h"
+#include "replay/verbs_xport.h"
 
 G_DEFINE_QUARK(rocesim-replay-error-quark, replay_error)
 
@@ -43,6 +49,9 @@ struct rank_state {
     guint8 *known_done;            /* finished here, or notified */
     guint8 *acked;                 /* sent from here and acknowledged */
     struct hostinfo info;
+    struct sampler smp;
+    struct capture *cap;
+    char *cap_path;                /* rank 0's capture file until it moves into the folder */
 };
 
 static uint32_t finish_host(const struct transfer *t) { return t->bytes ? t->dst : t->src; }
@@ -286,12 +295,42 @@ static void teardown(struct rank_state *r)
         g_byte_array_unref(r->report);
     g_free(r->abort_reason);
     hostinfo_clear(&r->info);
+    sampler_clear(&r->smp);
+    capture_close(r->cap, NULL, NULL);
+    if (r->cap_path)
+        g_unlink(r->cap_path); /* moved into the folder, or not to be kept */
+    g_free(r->cap_path);
+}
+
+/* Every rank's error of a setup step (NULL: none) to every rank: FALSE with all of them in
+ * *err when any rank failed, so no rank goes on alone. */
+static gboolean gather_errors(struct rank_state *r, const char *mine, GError **err)
+{
+    GBytes **st = NULL;
+    if (!ctrl_allgather(r->ctrl, mine ? mine : "", mine ? MIN(strlen(mine), 255) : 0, &st, err))
+        return FALSE;
+    GString *bad = g_string_new(NULL);
+    for (int k = 0; k < r->c->size; k++) {
+        gsize l;
+        const char *m = g_bytes_get_data(st[k], &l);
+        if (l)
+            g_string_append_printf(bad, "%srank %d: %.*s", bad->len ? "; " : "", k, (int)l, m);
+        g_bytes_unref(st[k]);
+    }
+    g_free(st);
+    gboolean ok = bad->len == 0;
+    if (!ok)
+        g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_RUN, "%s", bad->str);
+    g_string_free(bad, TRUE);
+    return ok;
 }
 
 /* The rank's report: header then records. */
 static GBytes *make_report(struct rank_state *r, gboolean complete)
 {
-    char *info = hostinfo_end(&r->info);
+    char *rows = sampler_end(&r->smp, ctrl_now_ns());
+    char *info = hostinfo_end(&r->info, rows);
+    g_free(rows);
     struct replay_report_hdr h = { .rank = r->me, .complete = complete, .local_t0 = r->local_t0,
                                    .info_len = (uint32_t)strlen(info) };
     r->x->ops->stats(r->x->impl, &h.stats);
@@ -319,35 +358,57 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
     if (!r.ctrl)
         goto out;
     struct xport_events ev = { &r, ev_landed, ev_notified, ev_acked, ev_failed };
-    struct udp_config uc = { .me = r.me, .nhosts = (uint32_t)size, .sched = r.s, .addr = c->addr,
-                             .port = c->udp_port, .mtu = c->mtu, .rate_bps = c->rate_bps,
-                             .window = c->window, .rto_ns = c->rto_ns, .retry = 7,
-                             .entropy_ports = TRUE, .drop = c->drop };
     GError *xe = NULL;
-    r.x = udp_xport_new(&uc, &ev, &xe);
+    GBytes *ep = NULL;
+    if (c->transport && !strcmp(c->transport, "verbs")) {
+        struct verbs_config vc = { .me = r.me, .nhosts = (uint32_t)size, .sched = r.s,
+                                   .qp_of = r.qp_of, .mtu = c->mtu,
+                                   .fns = c->verbs ? c->verbs : verbs_real(), .device = c->device,
+                                   .gid_index = c->gid_index, .addr = c->addr[r.me] };
+        for (int p = 0; p < 8; p++) /* the writer's rule when a v1 file has no meta dscp */
+            vc.dscp[p] = r.s->meta.present ? r.s->meta.dscp[p] : (uint8_t)(8 * p);
+        r.x = verbs_xport_new(&vc, &ev, &ep, &xe);
+    } else {
+        struct udp_config uc = { .me = r.me, .nhosts = (uint32_t)size, .sched = r.s, .addr = c->addr,
+                                 .port = c->udp_port, .mtu = c->mtu, .rate_bps = c->rate_bps,
+                                 .window = c->window, .rto_ns = c->rto_ns, .retry = 7,
+                                 .entropy_ports = TRUE, .drop = c->drop };
+        r.x = udp_xport_new(&uc, &ev, &xe);
+    }
+    if (!xe && c->rank == 0 && c->capture_iface) {
+        /* next to the folder-to-be, so it can be renamed into it */
+        r.cap_path = g_strdup_printf("%s.capture-XXXXXX", c->out_dir);
+        int fd = g_mkstemp(r.cap_path);
+        if (fd < 0)
+            g_set_error(&xe, REPLAY_ERROR, REPLAY_ERROR_RUN, "--capture: %s: %s", r.cap_path, g_strerror(errno));
+        else
+            close(fd);
+        if (fd >= 0)
+            r.cap = capture_open(c->capture_iface, r.cap_path, c->transport && !strcmp(c->transport, "verbs")
+                                 ? 4791 : c->udp_port, &xe);
+    }
     /* every rank says whether its transport came up before anyone starts */
-    char mine[256] = "";
-    if (!r.x)
-        g_strlcpy(mine, xe->message, sizeof mine);
+    gboolean up = gather_errors(&r, xe ? xe->message : NULL, err);
     g_clear_error(&xe);
-    GBytes **st = NULL;
-    if (!ctrl_allgather(r.ctrl, mine, strlen(mine), &st, err))
-        goto out;
-    GString *bad = g_string_new(NULL);
-    for (int k = 0; k < size; k++) {
+    if (up && ep) {
+        /* verbs: every host's QP ends, then every QP to RTS, then everyone says it is */
+        GBytes **eps = NULL;
         gsize l;
-        const char *m = g_bytes_get_data(st[k], &l);
-        if (l)
-            g_string_append_printf(bad, "%srank %d: %.*s", bad->len ? "; " : "", k, (int)l, m);
-        g_bytes_unref(st[k]);
+        const void *d = g_bytes_get_data(ep, &l);
+        up = ctrl_allgather(r.ctrl, d, l, &eps, err);
+        if (up) {
+            verbs_xport_connect(r.x, eps, &xe);
+            for (int k = 0; k < size; k++)
+                g_bytes_unref(eps[k]);
+            g_free(eps);
+            up = gather_errors(&r, xe ? xe->message : NULL, err);
+            g_clear_error(&xe);
+        }
     }
-    g_free(st);
-    if (bad->len) {
-        g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_RUN, "%s", bad->str);
-        g_string_free(bad, TRUE);
+    if (ep)
+        g_bytes_unref(ep);
+    if (!up)
         goto out;
-    }
-    g_string_free(bad, TRUE);
 
     /* clocks, then a common start: rank 0 names time 0 on its clock, each rank maps it */
     int64_t *off = g_new0(int64_t, size), *half = g_new0(int64_t, size), *at = g_new0(int64_t, size);
@@ -376,6 +437,8 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
     g_free(pl);
 
     hostinfo_begin(&r.info, c->netdev, c->net_root, c->debugfs_root);
+    sampler_begin(&r.smp, c->ib_root, c->device, 1, c->netdev, c->sample_interval_ns, ctrl_now_ns());
+    sampler_run(&r.smp);
     for (uint32_t i = 0; i < r.n; i++) {
         const struct transfer *t = schedule_get(r.s, i);
         if (t->src == r.me && t->ndeps == 0)
@@ -397,6 +460,7 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
             r.last_event = now;
         }
         r.x->ops->service(r.x->impl, now);
+        capture_pump(r.cap);
         if (!aborting && c->stop && *c->stop)
             stop_with(&r, g_strdup_printf("rank %u: stopped by a signal", r.me));
         /* the scan is O(transfers): every 10 ms is soon enough for a timeout in seconds */
@@ -463,6 +527,8 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
         struct pollfd fds[MAX_POLL];
         int nf = r.x->ops->pollfds(r.x->impl, fds, MAX_POLL);
         nf += ctrl_pollfds(r.ctrl, fds + nf, MAX_POLL - nf);
+        if (r.cap && nf < MAX_POLL && capture_fd(r.cap) >= 0)
+            fds[nf++] = (struct pollfd){ .fd = capture_fd(r.cap), .events = POLLIN };
         int64_t due = MIN(r.x->ops->next_due(r.x->impl), now + 20000000);
         if (heap_top(r.heap) && !aborting)
             due = MIN(due, heap_top(r.heap)->t);
@@ -481,7 +547,14 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
         for (int k = 0; k < size; k++)
             if (!reports[k])
                 complete = FALSE;
-        ok = replay_write_results(c, reports, &clk, complete, final_reason, err);
+        if (r.cap) {
+            uint64_t pk = 0, dr = 0;
+            capture_close(r.cap, &pk, &dr);
+            r.cap = NULL;
+            printf("capture on %s: %" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT " dropped by "
+                   "the kernel or interface\n", c->capture_iface, pk, dr);
+        }
+        ok = replay_write_results(c, reports, &clk, complete, final_reason, r.cap_path, err);
         *status = complete ? REPLAY_COMPLETE : REPLAY_INCOMPLETE;
     } else {
         if (complete)

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include "replay/nic_knobs.h"
 #include "replay/nic_sysfs.h"
+#include "replay/sampler.h"
 #include "tests/testutil.h"
 
 static void put(const char *root, const char *rel, const char *text)
@@ -112,6 +113,42 @@ static void test_counter_deltas(void)
     for (int i = 1; i < 4; i++)
         tot += counter_delta(s[i - 1], s[i]);
     CU_ASSERT_EQUAL(tot, 55);
+}
+
+/* The sampler on a fixture tree: no rows for the first sample, then per counter its increase
+ * since the previous sample, a reset counted from zero, a counter the firmware adds later
+ * counted from zero, nothing before the interval is up. */
+static void test_sampler(void)
+{
+    char *root = test_tmpdir();
+    put(root, "mlx5_0/ports/1/hw_counters/np_cnp_sent", "10\n");
+    put(root, "mlx5_0/ports/1/hw_counters/out_of_sequence", "100\n");
+    struct sampler s;
+    sampler_begin(&s, root, "mlx5_0", 1, NULL, 1000, 5000);
+    CU_ASSERT_EQUAL(s.rows->len, 0);
+    put(root, "mlx5_0/ports/1/hw_counters/np_cnp_sent", "40\n");
+    CU_ASSERT_EQUAL(sampler_tick(&s, 5500), 6000); /* not due yet */
+    CU_ASSERT_EQUAL(s.rows->len, 0);
+    put(root, "mlx5_0/ports/1/hw_counters/out_of_sequence", "3\n"); /* reset */
+    CU_ASSERT_EQUAL(sampler_tick(&s, 6000), 7000);
+    put(root, "mlx5_0/ports/1/hw_counters/np_cnp_sent", "45\n");
+    put(root, "mlx5_0/ports/1/hw_counters/rp_cnp_handled", "2\n");
+    CU_ASSERT_EQUAL(sampler_tick(&s, 9500), 9501); /* late: the next one is not owed at once */
+    char *rows = sampler_end(&s, 9600);
+    CU_ASSERT_STRING_EQUAL(rows, "6000,1,np_cnp_sent,30\n6000,1,out_of_sequence,3\n"
+                                 "9500,1,np_cnp_sent,5\n9500,1,out_of_sequence,0\n9500,1,rp_cnp_handled,2\n"
+                                 "9600,1,np_cnp_sent,0\n9600,1,out_of_sequence,0\n9600,1,rp_cnp_handled,0\n");
+    g_free(rows);
+    sampler_clear(&s);
+    /* no device, no netdev: nothing read, nothing written */
+    sampler_begin(&s, root, "-", 1, "lo", 0, 0);
+    CU_ASSERT_EQUAL(sampler_tick(&s, 1000000), INT64_MAX);
+    rows = sampler_end(&s, 2000000);
+    CU_ASSERT_STRING_EQUAL(rows, "");
+    g_free(rows);
+    sampler_clear(&s);
+    test_rmtree(root);
+    g_free(root);
 }
 
 /* lo has no driver statistics: a clear error naming it, nothing else */
@@ -256,6 +293,7 @@ static CU_TestInfo tests[] = {
     { "RoCE v2 GID selection (v1/v2, IPv4, IPv6, VLAN, bond)", test_gid_selection },
     { "hw_counters", test_hw_counters },
     { "counter deltas across resets", test_counter_deltas },
+    { "counters sampled every interval (fixture hw_counters)", test_sampler },
     { "ethtool ioctl error path", test_ethtool_error },
     { "DCQCN knobs, every layout -> fragment rocesim check accepts", test_knob_layouts },
     CU_TEST_INFO_NULL,

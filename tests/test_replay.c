@@ -10,6 +10,7 @@
 #include "replay/hostmap.h"
 #include "replay/report.h"
 #include "replay/segment.h"
+#include "replay/subset.h"
 #include "replay/udp.h"
 #include "replay/verbs.h"
 #include "replay/verbs_plan.h"
@@ -180,7 +181,9 @@ static int fake_close(struct ibv_context *c)
 
 static void test_verbs_open_fake(void)
 {
-    const struct verbs_fns f = { fake_get, fake_free, fake_name, fake_open, fake_close };
+    const struct verbs_fns f = { .get_device_list = fake_get, .free_device_list = fake_free,
+                                 .get_device_name = fake_name, .open_device = fake_open,
+                                 .close_device = fake_close };
     GError *e = NULL;
     fake_calls = g_string_new(NULL);
     fake_mode = 0;
@@ -540,6 +543,116 @@ static void replay_scenario(const char *name, const char *extra, gboolean compar
 
 static void test_mpirun_ring_allreduce(void) { replay_scenario("ring4", NULL, TRUE); }
 static void test_mpirun_incast(void) { replay_scenario("incast4", NULL, TRUE); }
+
+/* --subset: hosts 0, 1 and 3 of the 4-host incast (3 senders -> host 0) on 3 ranks. By the
+ * rule of replay/subset.h: t0 (1 -> 0) and t2 (3 -> 0) run, t1 (2 -> 0) is a marker at host 0
+ * (markers have no transfers.csv row); the results keep the schedule's ids and host numbers. Without --subset the map is refused. */
+static void test_mpirun_subset(void)
+{
+    if (!have_mpirun())
+        return;
+    char *dir = test_tmpdir();
+    char *ini = test_data_path("replay/incast4.ini");
+    char *sched = g_build_filename(dir, "job.sched", NULL), *lab = g_build_filename(dir, "lab", NULL);
+    const char *sargs[] = { "schedule", ini, "-o", sched, NULL };
+    CU_ASSERT_EQUAL_FATAL(test_rocesim(sargs, NULL, NULL, NULL), 0);
+    char *map = write_file(dir, "lab.map", "host 0 a - - 127.0.0.1 0\nhost 1 b - - 127.0.0.2 0\n"
+                                           "host 3 d - - 127.0.0.4 0\n");
+    char *cmd = g_strdup_printf("timeout -k 5 120 mpirun --allow-run-as-root --oversubscribe -np 3 "
+                                "'%s' replay '%s' --hosts '%s' %%s --udp-port %d --ctrl-port %d "
+                                "--timeout 20s -o '%s' 2>&1", test_rocesim_bin(), sched, map,
+                                port_base(), port_base() + 1, lab);
+    char *with = g_strdup_printf(cmd, "--subset"), *without = g_strdup_printf(cmd, "");
+    char *log = NULL;
+    int rc = test_run(without, &log);
+    CU_ASSERT_NOT_EQUAL(rc, 0);
+    CU_ASSERT_PTR_NOT_NULL(log && strstr(log, "--subset"));
+    CU_ASSERT_FALSE(g_file_test(lab, G_FILE_TEST_EXISTS));
+    g_free(log);
+    rc = test_run(with, &log);
+    if (rc)
+        fprintf(stderr, "\nreplay --subset exit %d:\n%s\n", rc, log);
+    CU_ASSERT_EQUAL(rc, 0);
+    if (rc == 0) {
+        CU_ASSERT_EQUAL(test_metric(lab, "bytes_landed"), 2 * 256000);
+        CU_ASSERT_EQUAL(test_metric(lab, "bytes_scheduled"), 2 * 256000);
+        char *st = summary_str(lab, "replay", "status");
+        CU_ASSERT_STRING_EQUAL(st, "complete");
+        g_free(st);
+        char *tp = g_build_filename(lab, "transfers.csv", NULL), *body = NULL;
+        CU_ASSERT_FATAL(g_file_get_contents(tp, &body, NULL, NULL));
+        CU_ASSERT_PTR_NOT_NULL(strstr(body, "\n0,1,0,256000,"));
+        CU_ASSERT_PTR_NULL(strstr(body, "\n1,")); /* a marker has no row */
+        CU_ASSERT_PTR_NOT_NULL(strstr(body, "\n2,3,0,256000,"));
+        g_free(body);
+        g_free(tp);
+    }
+    g_free(log);
+    g_free(with);
+    g_free(without);
+    g_free(cmd);
+    g_free(map);
+    test_rmtree(dir);
+    g_free(dir);
+    g_free(ini);
+    g_free(sched);
+    g_free(lab);
+}
+
+/* The subset rule on a hand-made schedule: hosts 0, 1, 3 of 4 become ranks 0, 1, 2. */
+static void test_schedule_subset(void)
+{
+    char *dir = test_tmpdir();
+    char *p = write_file(dir, "s.sched", "# rocesim-schedule v2\nmeta hosts 4\nmeta mtu 1024\n"
+                         "meta host_rate_bps 1000000000\nmeta dscp 0,8,16,24,32,40,48,56\n"
+                         "qp 0 0 1 3 49668\nqp 1 1 2 3 52000\nqp 2 3 0 3 65535\n"
+                         "0 0 1 100000 3 0 0 - - - 0\n"
+                         "1 1 2 50000 3 1 2000000 0 - - 0\n"
+                         "2 3 0 70000 3 2 0 1 - - 0\n");
+    GError *e = NULL;
+    struct schedule *s = schedule_read(p, 0, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    const guint8 mapped[4] = { 1, 1, 0, 1 };
+    struct schedule_subset sub;
+    CU_ASSERT_FATAL(schedule_subset(s, 4, mapped, &sub, &e));
+    CU_ASSERT_EQUAL(sub.ranks, 3);
+    CU_ASSERT(sub.rank_host[0] == 0 && sub.rank_host[1] == 1 && sub.rank_host[2] == 3);
+    CU_ASSERT_EQUAL(sub.run->meta.hosts, 3);
+    const struct transfer *t0 = schedule_get(sub.run, 0), *t1 = schedule_get(sub.run, 1),
+                          *t2 = schedule_get(sub.run, 2);
+    CU_ASSERT(t0->src == 0 && t0->dst == 1 && t0->bytes == 100000 && t0->qp == 0);
+    /* 1 -> 2: host 2 is not there: a marker at host 1, its delay and dependency kept */
+    CU_ASSERT(t1->src == 1 && t1->dst == 1 && t1->bytes == 0 && t1->qp == SCHEDULE_NO_QP);
+    CU_ASSERT(t1->delay == 2000000 && t1->ndeps == 1 && schedule_deps(sub.run, t1)[0] == 0);
+    /* 3 -> 0 is rank 2 -> rank 0, on the second QP left, with its own UDP source port */
+    CU_ASSERT(t2->src == 2 && t2->dst == 0 && t2->bytes == 70000 && t2->qp == 1);
+    CU_ASSERT(t2->ndeps == 1 && schedule_deps(sub.run, t2)[0] == 1);
+    CU_ASSERT_EQUAL_FATAL(sub.run->qps->len, 2);
+    const struct sched_qp *q1 = &g_array_index(sub.run->qps, struct sched_qp, 1);
+    CU_ASSERT(q1->src == 2 && q1->dst == 0 && q1->sport == 65535 && q1->prio == 3);
+    /* the results' copy keeps the schedule's numbering */
+    CU_ASSERT(schedule_get(sub.out, 2)->src == 3 && schedule_get(sub.out, 2)->dst == 0);
+    CU_ASSERT(schedule_get(sub.out, 1)->src == 1 && schedule_get(sub.out, 1)->bytes == 0);
+    schedule_subset_clear(&sub);
+    const guint8 none[4] = { 0 };
+    CU_ASSERT_FALSE(schedule_subset(s, 4, none, &sub, &e));
+    CU_ASSERT(e && strstr(e->message, "names none of the schedule's 4 hosts"));
+    g_clear_error(&e);
+    /* a map with a hole: refused as a full map, read as a subset */
+    char *mp = write_file(dir, "lab.map", "host 0 a - - 127.0.0.1 0\nhost 2 c - - 127.0.0.3 0\n");
+    CU_ASSERT_PTR_NULL(hostmap_read(mp, &e));
+    CU_ASSERT(e && strstr(e->message, "schedule host 1 has no line"));
+    g_clear_error(&e);
+    struct hostmap *m = hostmap_read_subset(mp, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT(m->n == 3 && m->mapped[0] && !m->mapped[1] && m->mapped[2]);
+    hostmap_free(m);
+    g_free(mp);
+    schedule_free(s);
+    g_free(p);
+    test_rmtree(dir);
+    g_free(dir);
+}
 /* 2% of data packets lost on the way: NAKs and timeouts, go-back-N, everything lands */
 static void test_mpirun_drops_recovered(void) { replay_scenario("ring4", "--drop 0.02 --rto 20ms", FALSE); }
 
@@ -647,7 +760,7 @@ static void test_results_time_base(void)
                                .out_dir = out, .transport = "udp", .ideal = NULL };
     /* the ideal: 1 ns a byte, 4096 ns, so the slowdown is 5000 / 4096 = 1.2207 */
     c.ideal = ideal_1ns_per_byte;
-    CU_ASSERT_FATAL(replay_write_results(&c, reports, &k, FALSE, "rank 1: test", &e));
+    CU_ASSERT_FATAL(replay_write_results(&c, reports, &k, FALSE, "rank 1: test", NULL, &e));
     char *csv = NULL, *p = g_build_filename(out, "transfers.csv", NULL);
     CU_ASSERT_FATAL(g_file_get_contents(p, &csv, NULL, NULL));
     CU_ASSERT_PTR_NOT_NULL(strstr(csv, "\n0,0,1,4096,3,2000,7000,5000,4096,1.2207\n"));
@@ -802,6 +915,7 @@ static CU_TestInfo tests[] = {
     { "clock offset interpolation", test_clock_interpolation },
     { "WRITE WITH IMMEDIATE frames", test_imm_frames },
     { "lab map file", test_hostmap },
+    { "subset of a schedule (--subset)", test_schedule_subset },
     { "verbs device selection (fake table)", test_verbs_open_fake },
     { "verbs QP attributes and preflight", test_verbs_plan },
     { "CQE ticks: wrap and host time", test_tick_clock },
@@ -809,6 +923,7 @@ static CU_TestInfo tests[] = {
     { "no RDMA device: exit 3, nothing written", test_no_device },
     { "bad input: exit 2 with the reason", test_bad_input },
     { "mpirun -np 4: ring AllReduce", test_mpirun_ring_allreduce },
+    { "mpirun -np 3 --subset: 3 of the incast's 4 hosts", test_mpirun_subset },
     { "mpirun -np 4: incast", test_mpirun_incast },
     { "mpirun -np 4: packet loss recovered", test_mpirun_drops_recovered },
     { "mpirun -np 4: NIC knobs into summary.json and fragments", test_mpirun_knobs_fixture },

@@ -121,6 +121,36 @@ static void test_incast_fct_vs_simulation(void)
     g_free(sim);
 }
 
+static gint by_id(gconstpointer a, gconstpointer b)
+{
+    return (int)g_ascii_strtoll(*(char *const *)a, NULL, 10) - (int)g_ascii_strtoll(*(char *const *)b, NULL, 10);
+}
+
+/* "id:bytes" of every transfer with bytes of DIR/transfers.csv, in id order (pcap-stats
+ * writes them in start order). */
+static char *transfer_keys(const char *dir)
+{
+    char *p = g_build_filename(dir, "transfers.csv", NULL), *body = NULL;
+    GPtrArray *k = g_ptr_array_new_with_free_func(g_free);
+    if (g_file_get_contents(p, &body, NULL, NULL)) {
+        char **l = g_strsplit(body, "\n", -1);
+        for (int i = 1; l[i]; i++) {
+            char **f = g_strsplit(l[i], ",", 5);
+            if (g_strv_length(f) >= 4 && strcmp(f[3], "0"))
+                g_ptr_array_add(k, g_strdup_printf("%s:%s", f[0], f[3]));
+            g_strfreev(f);
+        }
+        g_strfreev(l);
+    }
+    g_ptr_array_sort(k, by_id);
+    g_ptr_array_add(k, NULL);
+    char *j = g_strjoinv(" ", (char **)k->pdata);
+    g_ptr_array_unref(k);
+    g_free(body);
+    g_free(p);
+    return j;
+}
+
 /* A 16 KB FIFO on every egress cannot hold three senders' bursts: the bridge drops, the
  * receiver NAKs the gaps, the senders go back N, and everything lands. */
 static void test_small_fifo_drops_recovered(void)
@@ -133,7 +163,9 @@ static void test_small_fifo_drops_recovered(void)
     const char *sargs[] = { "schedule", ini, "-o", sched, NULL };
     CU_ASSERT_EQUAL_FATAL(test_rocesim(sargs, NULL, NULL, NULL), 0);
     char *log = NULL;
-    int rc = netns_replay(sched, ini, lab, 16000, "--rto 20ms", &log);
+    /* rank 0 (the incast's receiver) also captures on its veth: pcap-stats must find the
+     * schedule's transfers in it, retransmissions and all */
+    int rc = netns_replay(sched, ini, lab, 16000, "--rto 20ms --capture eth0", &log);
     if (rc)
         fprintf(stderr, "\nnetns replay exit %d:\n%s\n", rc, log);
     CU_ASSERT_EQUAL(rc, 0);
@@ -159,6 +191,18 @@ static void test_small_fifo_drops_recovered(void)
         CU_ASSERT(g_file_get_contents(sp, &sum, NULL, NULL) && strstr(sum, "\"driver\" : \"veth\""));
         g_free(sum);
         g_free(sp);
+    }
+    if (rc == 0) {
+        char *cap = g_build_filename(lab, "capture.pcap", NULL), *ps = g_build_filename(dir, "ps", NULL);
+        const char *pargs[] = { "pcap-stats", cap, "-o", ps, NULL };
+        CU_ASSERT_EQUAL(test_rocesim(pargs, NULL, NULL, NULL), 0);
+        char *a = transfer_keys(lab), *b = transfer_keys(ps);
+        CU_ASSERT_STRING_EQUAL(a, b);
+        fprintf(stderr, "\n  capture: lab transfers [%s], pcap-stats found [%s]\n", a, b);
+        g_free(a);
+        g_free(b);
+        g_free(cap);
+        g_free(ps);
     }
     fprintf(stderr, "\n  small FIFO: the FIFOs dropped %llu packets; replay retransmitted %" G_GINT64_FORMAT "\n",
             dropped, rc == 0 ? test_metric(lab, "retransmitted_packets") : -1);
