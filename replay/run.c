@@ -541,9 +541,9 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
 
     gboolean complete = !aborting && !r.abort_reason;
     if (c->rank == 0) {
-        if (complete) /* drift: a second estimate after the run */
-            ctrl_clock_offsets(r.ctrl, CLOCK_SAMPLES, off2, half2, at2, NULL);
-        struct replay_clock clk = { off, half, at, complete ? off2 : NULL, half2, at2 };
+        /* drift: a second estimate after the run; one that failed part way is not used */
+        gboolean drift = complete && ctrl_clock_offsets(r.ctrl, CLOCK_SAMPLES, off2, half2, at2, NULL);
+        struct replay_clock clk = { off, half, at, drift ? off2 : NULL, half2, at2 };
         for (int k = 0; k < size; k++)
             if (!reports[k])
                 complete = FALSE;
