@@ -84,6 +84,8 @@ static void link_down(void *ctx, uint64_t port)
 {
     struct net *n = ctx;
     struct port_rt *a = &n->ports[port], *b = &n->ports[a->peer];
+    if (!a->down)
+        n->links_down++;
     a->down = b->down = true;
     flush_port(n, a);
     flush_port(n, b);
@@ -94,6 +96,8 @@ static void link_up(void *ctx, uint64_t port)
 {
     struct net *n = ctx;
     struct port_rt *a = &n->ports[port], *b = &n->ports[a->peer];
+    if (a->down)
+        n->links_down--;
     a->down = b->down = false;
     port_kick(n, a);
     port_kick(n, b);

@@ -3,6 +3,8 @@
 #include "models/net.h"
 #include <math.h>
 #include <string.h>
+#include "models/memory.h"
+#include "sim/reserve.h"
 
 struct sampler {
     FILE *queues, *rates, *counters;
@@ -21,11 +23,13 @@ struct sampler {
 uint32_t pkt_alloc(struct net *n)
 {
     if (n->pool_free == NONE32) {
-        /* grow geometrically: amortised, never per packet in steady state */
-        uint32_t old = n->pool_cap, cap = old * 2;
-        n->pool = g_renew(struct packet, n->pool, cap);
-        if (n->intd)
-            n->intd = g_renew(struct int_stack, n->intd, cap);
+        /* grow geometrically: amortised, never per packet in steady state; in place, in the
+         * reserved extent, so that a packet pointer held across this call stays valid (a
+         * PFC frame, an ACK or a CNP is sent while a received packet is being handled) */
+        uint32_t old = n->pool_cap, cap = old <= n->pool_max / 2 ? old * 2 : n->pool_max;
+        if (cap == old)
+            g_error("the packet pool is full: %u packets in flight or queued at once, the most that fit in "
+                    "the memory limit", old);
         for (uint32_t i = old; i < cap; i++)
             n->pool[i].next = i + 1 < cap ? i + 1 : NONE32;
         n->pool_free = old;
@@ -409,6 +413,28 @@ static uint32_t qp_for(GHashTable *qpmap, GArray *qpinit, const struct qp_key *k
     return id;
 }
 
+/* The pool's extent: a power of two of packets, at most what the memory limit holds (and
+ * below NONE32); the INT stacks beside it when the algorithm reads INT. */
+static gboolean reserve_pool(struct net *n)
+{
+    uint64_t fit = memory_limit() / sizeof(struct packet);
+    n->pool_max = 1u << 16;
+    while (n->pool_max < (1u << 31) && 2 * (uint64_t)n->pool_max <= fit)
+        n->pool_max *= 2;
+    n->pool = reserve_array(sizeof(struct packet), n->pool_max);
+    if (n->pool && n->cc->int_unit)
+        n->intd = reserve_array(sizeof(struct int_stack), n->pool_max);
+    return n->pool && (n->intd || !n->cc->int_unit);
+}
+
+static void release_pool(struct net *n)
+{
+    reserve_release(n->pool, sizeof(struct packet), n->pool_max);
+    reserve_release(n->intd, sizeof(struct int_stack), n->pool_max);
+    n->pool = NULL;
+    n->intd = NULL;
+}
+
 struct net *net_build(const struct scenario *sc, const struct topology *topo,
                       const struct schedule *sched, GError **err)
 {
@@ -421,13 +447,18 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     engine_init(&n->eng);
 
     n->pool_cap = 1 << 16;
-    n->pool = g_new(struct packet, n->pool_cap);
+    if (!reserve_pool(n)) {
+        g_set_error(err, SCENARIO_ERROR, 1, "%s: cannot reserve address space for the packet pool", sc->path);
+        release_pool(n);
+        engine_free(&n->eng);
+        g_free(n);
+        return NULL;
+    }
     for (uint32_t i = 0; i < n->pool_cap; i++)
         n->pool[i].next = i + 1 < n->pool_cap ? i + 1 : NONE32;
     n->pool_free = 0;
     if (n->cc->int_unit) { /* the algorithm reads INT: stamp it beside the packet pool */
         n->int_multi = n->cc->int_unit(cc_params(sc, n->cc));
-        n->intd = g_new(struct int_stack, n->pool_cap);
         n->port_rate_code = g_new(int8_t, topo->nports);
         for (uint32_t i = 0; i < topo->nports; i++) {
             n->port_rate_code[i] = (int8_t)int_rate_code(topo->ports[i].rate_bps);
@@ -436,10 +467,9 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
                             "%s: [nic] cc = %s: a link runs at %" G_GUINT64_FORMAT " bit/s, but HPCC's INT header "
                             "encodes only 25, 50, 100, 200 and 400 Gb/s (int-header.h lineRateValues)",
                             sc->path, n->cc->name, topo->ports[i].rate_bps);
-                g_free(n->intd);
                 g_free(n->port_rate_code);
                 engine_free(&n->eng);
-                g_free(n->pool);
+                release_pool(n);
                 g_free(n);
                 return NULL;
             }
@@ -668,8 +698,7 @@ void net_free(struct net *n)
     if (!n)
         return;
     engine_free(&n->eng);
-    g_free(n->pool);
-    g_free(n->intd);
+    release_pool(n);
     g_free(n->port_rate_code);
     if (n->switches)
         for (uint32_t s = 0; s < n->topo->nnodes - n->topo->nhosts; s++)

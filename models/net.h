@@ -218,6 +218,8 @@ struct net {
 
     struct packet *pool;
     uint32_t pool_cap, pool_free, pool_used, pool_peak;
+    uint32_t pool_max;            /* the reserved extent (sim/reserve.h): the pool never moves */
+    uint32_t links_down;          /* links now down (link-down faults) */
     /* INT stacks beside the pool (same index), only when the CC reads telemetry (HPCC): the
      * hot struct packet does not carry them */
     struct int_stack *intd;

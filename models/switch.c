@@ -121,11 +121,12 @@ void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
     uint32_t choice = 0;
     if (cnt > 1)
         choice = pick_hop(n, sw, pk, first, hops, cnt);
-    /* a link that is down is skipped: the next member of the ECMP group takes its flows */
-    for (uint32_t k = 0; k < cnt && n->ports[first + hops[choice]].down; k++)
+    /* a link that is down is skipped: the next member of the ECMP group takes its flows
+     * (looked at only while a link is down: a port is a cache miss on a large fabric) */
+    for (uint32_t k = 0; n->links_down && k < cnt && n->ports[first + hops[choice]].down; k++)
         choice = (choice + 1) % cnt;
     uint8_t prio = pk->prio;
-    if (cnt == 0 || n->ports[first + hops[choice]].down) {
+    if (cnt == 0 || (n->links_down && n->ports[first + hops[choice]].down)) {
         n->st.drops++;
         n->st.drops_prio[prio]++;
         in->drops[prio]++;
