@@ -21,9 +21,6 @@
 #define ACK_EVERY     16u
 #define HDRS          (ETH_HDR_BYTES + IPV4_HDR_BYTES + UDP_HDR_BYTES)
 #define BUDGET        256        /* packets sent or read per service call and direction */
-/* idle time earns at most 1 ms of burst, for the host and for a QP: a late wake-up (ranks
- * share CPUs) is made up for instead of lost */
-#define PACE_CREDIT_NS 1000000.0
 
 struct umsg {
     uint32_t xfer;
@@ -42,9 +39,8 @@ struct utx {                     /* the sending end of a QP */
     uint32_t alloc, una, nxt;    /* absolute counters */
     int64_t progress_at;
     int retries;
-    struct udp_cc_qp cc;         /* its reaction point (control QPs: none) */
-    double paced_at;             /* ns: when its last packet's pacing slot began */
-    uint32_t last_wire;          /* that packet's wire bytes (0: none sent yet) */
+    const struct udp_cc *ccp;    /* the host's choice; control QPs: none, unpaced */
+    struct udp_cc_qp cc;         /* its reaction point and pacing */
     uint64_t sent;               /* data packets sent, retransmissions included */
 };
 
@@ -214,17 +210,6 @@ static gboolean injected_drop(struct udp *u)
 /* Wire bytes of a frame: FCS, preamble and inter-frame gap added, as the NIC paces. */
 static uint32_t wire_bytes(size_t len) { return (uint32_t)(len + FCS_BYTES + 20); }
 
-/* When QP t may send its next packet (ns), at its rate now: its last packet's slot plus that
- * packet's time at the rate (models/nic.c next_avail, re-paced at a changed rate). Control QPs
- * and an unpaced transport: at once. */
-static double qp_ready_at(struct udp *u, struct utx *t, int64_t now)
-{
-    if (t->ctrl || u->cc.line_bps <= 0 || !t->last_wire)
-        return -INFINITY;
-    double rate = udp_cc_rate(&u->cc, &t->cc, now);
-    return t->paced_at + (double)t->last_wire * 8e9 / rate;
-}
-
 /* The test-only CE source: every Nth data packet a QP sends leaves CE-marked, as if a
  * switch had marked it (see --test-ce-every). */
 static uint8_t data_ecn(const struct udp *u, const struct utx *t)
@@ -255,13 +240,7 @@ static void send_data(struct udp *u, struct utx *t, double slot, int64_t now)
     uint32_t wire = wire_bytes(len);
     if (u->c.rate_bps)
         u->next_send += (double)wire * 8e9 / (double)u->c.rate_bps;
-    if (!t->ctrl) {
-        udp_cc_sent(&u->cc, &t->cc, now, (uint32_t)len);
-        t->paced_at = MAX(slot, (double)now - PACE_CREDIT_NS);
-        if (!isfinite(slot))
-            t->paced_at = (double)now;
-        t->last_wire = wire;
-    }
+    udp_cc_sent(t->ccp, &t->cc, now, slot, (uint32_t)len, wire);
 }
 
 static gboolean tx_can_send(const struct udp *u, const struct utx *t)
@@ -273,8 +252,8 @@ static gboolean tx_can_send(const struct udp *u, const struct utx *t)
  * first (ties in round-robin order from u->rr, so the order is reproducible). */
 static void run_sender(struct udp *u, int64_t now)
 {
-    if (u->next_send < (double)now - PACE_CREDIT_NS)
-        u->next_send = (double)now - PACE_CREDIT_NS;
+    if (u->next_send < (double)now - UDP_PACE_CREDIT_NS)
+        u->next_send = (double)now - UDP_PACE_CREDIT_NS;
     for (int sent = 0; sent < BUDGET && u->ntx; sent++) {
         if (u->c.rate_bps && u->next_send > (double)now)
             return;
@@ -285,7 +264,7 @@ static void run_sender(struct udp *u, int64_t now)
             struct utx *t = &u->tx[i];
             if (!tx_can_send(u, t))
                 continue;
-            double at = qp_ready_at(u, t, now);
+            double at = udp_cc_ready_at(t->ccp, &t->cc, now);
             if (at <= (double)now && (best == UINT32_MAX || at < best_at)) {
                 best = i;
                 best_at = at;
@@ -479,8 +458,7 @@ static void run_receiver(struct udp *u, int64_t now)
             if (fi.is_cnp || (fi.has_aeth && fi.becn)) {
                 /* a CNP, or an ACK with the CNP flag (np_feedback = ack_flag): rp_cnp_handled */
                 u->st.cnp_received++;
-                if (!t->ctrl)
-                    udp_cc_notified(&u->cc, &t->cc, arrived);
+                udp_cc_notified(t->ccp, &t->cc, arrived);
             }
             if (fi.has_aeth)
                 on_ack(u, t, &fi, arrived);
@@ -535,10 +513,9 @@ static int64_t udp_next_due(void *impl)
         /* its pacing slot at the rate last read, or sooner when a timer of its algorithm
          * may change that rate */
         double at = MAX(u->c.rate_bps ? u->next_send : 0.0, 0.0);
-        if (!t->ctrl && u->cc.line_bps > 0 && t->last_wire) {
-            double own = t->paced_at + (double)t->last_wire * 8e9 / t->cc.f.rate;
-            at = MAX(at, MIN(own, (double)udp_cc_next_change(&u->cc, &t->cc)));
-        }
+        double own = udp_cc_ready_at_last(t->ccp, &t->cc);
+        if (isfinite(own))
+            at = MAX(at, MIN(own, (double)udp_cc_next_change(t->ccp, &t->cc)));
         due = MIN(due, at >= (double)INT64_MAX ? INT64_MAX : (int64_t)at);
     }
     return due;
@@ -619,7 +596,7 @@ static char *udp_cc_json(void *impl, int64_t now)
         struct utx *t = &u->tx[i];
         if (t->ctrl)
             continue;
-        double rate = u->cc.line_bps > 0 ? udp_cc_rate(&u->cc, &t->cc, now) : 0;
+        double rate = udp_cc_rate(t->ccp, &t->cc, now);
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "qpn");
         json_builder_add_int_value(b, t->qpn);
@@ -689,7 +666,8 @@ static struct utx *add_tx(struct udp *u, uint32_t peer, uint32_t qpn, uint32_t p
     *t = (struct utx){ .peer = peer, .qpn = qpn, .peer_qpn = peer_qpn, .sport = sport,
                        .dscp = dscp, .ctrl = ctrl, .ipsn = udp_initial_psn(qpn) };
     t->msgs = g_array_new(FALSE, FALSE, sizeof(struct umsg));
-    udp_cc_qp_init(ctrl ? &none_cc : &u->cc, &t->cc, u->cc.epoch_ns);
+    t->ccp = ctrl ? &none_cc : &u->cc;
+    udp_cc_qp_init(t->ccp, &t->cc, u->cc.epoch_ns);
     t->fd = sport_socket(u, sport);
     t->sport = fd_port(t->fd);
     g_hash_table_insert(u->tx_by_qpn, GUINT_TO_POINTER(qpn), GUINT_TO_POINTER(++u->ntx));

@@ -1,5 +1,6 @@
 /* Per-QP congestion control and CNP moderation of the UDP transport (see udp_cc.h). */
 #include "replay/udp_cc.h"
+#include <math.h>
 
 /* [DCQCN15] NP: "no CNP was sent for that flow in the last N = 50 us" (models.md 1.2) */
 #define DCQCN15_N_NS 50000
@@ -43,9 +44,26 @@ double udp_cc_rate(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now)
     return q->f.rate;
 }
 
-void udp_cc_sent(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now, uint32_t bytes)
+double udp_cc_ready_at(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now)
 {
-    cc->ops->on_send(&q->f, udp_cc_ps(cc, now), bytes);
+    if (cc->line_bps <= 0 || !q->last_wire)
+        return -INFINITY;
+    return q->paced_at + (double)q->last_wire * 8e9 / udp_cc_rate(cc, q, now);
+}
+
+double udp_cc_ready_at_last(const struct udp_cc *cc, const struct udp_cc_qp *q)
+{
+    if (cc->line_bps <= 0 || !q->last_wire)
+        return -INFINITY;
+    return q->paced_at + (double)q->last_wire * 8e9 / q->f.rate;
+}
+
+void udp_cc_sent(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now, double slot,
+                 uint32_t frame, uint32_t wire)
+{
+    cc->ops->on_send(&q->f, udp_cc_ps(cc, now), frame);
+    q->paced_at = isfinite(slot) ? MAX(slot, (double)now - UDP_PACE_CREDIT_NS) : (double)now;
+    q->last_wire = wire;
 }
 
 void udp_cc_notified(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now)

@@ -22,10 +22,16 @@ struct udp_cc {
     int64_t epoch_ns;             /* CLOCK_MONOTONIC ns of simtime 0 */
 };
 
-/* One QP's reaction point. */
+/* Idle time earns at most this much burst (ns), for a QP and for the host: a late wake-up
+ * (ranks share CPUs) is made up for instead of lost. */
+#define UDP_PACE_CREDIT_NS 1000000.0
+
+/* One QP's reaction point and pacing. */
 struct udp_cc_qp {
     struct cc_flow f;
     double min_rate;              /* lowest rate read */
+    double paced_at;              /* ns: when its last packet's pacing slot began */
+    uint32_t last_wire;           /* that packet's wire bytes (0: none sent yet) */
 };
 
 /* The algorithm the UDP transport runs for scenario sc (NULL: none): only those that need
@@ -39,7 +45,16 @@ int64_t udp_cc_ns(const struct udp_cc *cc, simtime_t ps);
 void udp_cc_qp_init(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now);
 /* The QP's pacing rate at `now` (bit/s), its timers brought up to now first. */
 double udp_cc_rate(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now);
-void udp_cc_sent(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now, uint32_t bytes);
+/* When the QP may send its next packet (ns) at its rate now: its last packet's slot plus that
+ * packet's wire time at the rate (models/nic.c next_avail, re-paced when the rate changed).
+ * -INFINITY: at once (nothing sent yet, or no line rate: unpaced). */
+double udp_cc_ready_at(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now);
+/* The same at the rate last read, without advancing (for a wake-up time). */
+double udp_cc_ready_at_last(const struct udp_cc *cc, const struct udp_cc_qp *q);
+/* A packet of `frame` bytes (`wire` with preamble, gap and FCS) left at `now` in the slot
+ * that began at `slot` (udp_cc_ready_at's value). */
+void udp_cc_sent(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now, double slot,
+                 uint32_t frame, uint32_t wire);
 /* A CNP (or CNP-flagged ACK) for this QP arrived at `now`. */
 void udp_cc_notified(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now);
 /* When the rate may next change by itself (ns), or INT64_MAX. */
