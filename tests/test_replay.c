@@ -324,6 +324,20 @@ static void test_bad_input(void)
                    "lab.map:1: '10.0.0.300' is not an IPv4 address");
     expect_bad_cmd((const char *[]){ "replay", "/nonexistent.sched", "-o", out, NULL },
                    "/nonexistent.sched: cannot open");
+    /* congestion control (udp_cc.h): knobs only from a scenario, algorithms that need
+     * nothing from ACKs, the udp transport only */
+    char *ini = test_data_path("replay/pair2.ini");
+    expect_bad_cmd((const char *[]){ "replay", one, "--cc", "dcqcn", "-o", out, NULL },
+                   "--cc needs --scenario");
+    expect_bad_cmd((const char *[]){ "replay", one, "--cc", "dcqcn", "--transport", "verbs", "-o", out, NULL },
+                   "--cc is for the udp transport");
+    expect_bad_cmd((const char *[]){ "replay", one, "--scenario", ini, "--cc", "dctcp", "-o", out, NULL },
+                   "--cc dctcp: the udp transport's ACKs carry no ECN-echo");
+    expect_bad_cmd((const char *[]){ "replay", one, "--scenario", ini, "--cc", "bogus", "-o", out, NULL },
+                   "[nic] cc = 'bogus'");
+    expect_bad_cmd((const char *[]){ "replay", one, "--test-ce-every", "-1", "-o", out, NULL },
+                   "--test-ce-every -1: expected 0 (off) or a count N > 0");
+    g_free(ini);
     CU_ASSERT(!g_file_test(out, G_FILE_TEST_EXISTS));
     test_rmtree(dir);
     g_free(four);
