@@ -514,7 +514,7 @@ static int64_t udp_next_due(void *impl)
          * may change that rate */
         double at = MAX(u->c.rate_bps ? u->next_send : 0.0, 0.0);
         double own = udp_cc_ready_at_last(t->ccp, &t->cc);
-        if (isfinite(own))
+        if (own > -INFINITY) /* paced (+INFINITY: a zero rate, only a timer helps) */
             at = MAX(at, MIN(own, (double)udp_cc_next_change(t->ccp, &t->cc)));
         due = MIN(due, at >= (double)INT64_MAX ? INT64_MAX : (int64_t)at);
     }

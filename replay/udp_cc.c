@@ -29,16 +29,25 @@ int64_t udp_cc_ns(const struct udp_cc *cc, simtime_t ps)
     return cc->epoch_ns + (int64_t)((ps + PS_PER_NS - 1) / PS_PER_NS); /* never early */
 }
 
+/* now on the algorithm's clock, never before a time it was already given */
+static simtime_t qp_time(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now)
+{
+    if (now < q->seen)
+        now = q->seen;
+    q->seen = now;
+    return udp_cc_ps(cc, now);
+}
+
 void udp_cc_qp_init(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now)
 {
-    *q = (struct udp_cc_qp){ 0 };
+    *q = (struct udp_cc_qp){ .seen = now };
     cc->ops->init(&q->f, cc->sc, cc->line_bps, udp_cc_ps(cc, now));
     q->min_rate = q->f.rate;
 }
 
 double udp_cc_rate(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now)
 {
-    cc->ops->advance(&q->f, udp_cc_ps(cc, now));
+    cc->ops->advance(&q->f, qp_time(cc, q, now));
     if (q->f.rate < q->min_rate)
         q->min_rate = q->f.rate;
     return q->f.rate;
@@ -48,27 +57,28 @@ double udp_cc_ready_at(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now
 {
     if (cc->line_bps <= 0 || !q->last_wire)
         return -INFINITY;
-    return q->paced_at + (double)q->last_wire * 8e9 / udp_cc_rate(cc, q, now);
+    double rate = udp_cc_rate(cc, q, now);
+    return rate > 0 ? q->paced_at + (double)q->last_wire * 8e9 / rate : INFINITY;
 }
 
 double udp_cc_ready_at_last(const struct udp_cc *cc, const struct udp_cc_qp *q)
 {
     if (cc->line_bps <= 0 || !q->last_wire)
         return -INFINITY;
-    return q->paced_at + (double)q->last_wire * 8e9 / q->f.rate;
+    return q->f.rate > 0 ? q->paced_at + (double)q->last_wire * 8e9 / q->f.rate : INFINITY;
 }
 
 void udp_cc_sent(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now, double slot,
                  uint32_t frame, uint32_t wire)
 {
-    cc->ops->on_send(&q->f, udp_cc_ps(cc, now), frame);
+    cc->ops->on_send(&q->f, qp_time(cc, q, now), frame);
     q->paced_at = isfinite(slot) ? MAX(slot, (double)now - UDP_PACE_CREDIT_NS) : (double)now;
     q->last_wire = wire;
 }
 
 void udp_cc_notified(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now)
 {
-    cc->ops->on_cnp(&q->f, udp_cc_ps(cc, now));
+    cc->ops->on_cnp(&q->f, qp_time(cc, q, now));
     if (q->f.rate < q->min_rate)
         q->min_rate = q->f.rate;
 }

@@ -32,6 +32,8 @@ struct udp_cc_qp {
     double min_rate;              /* lowest rate read */
     double paced_at;              /* ns: when its last packet's pacing slot began */
     uint32_t last_wire;           /* that packet's wire bytes (0: none sent yet) */
+    int64_t seen;                 /* latest time given: the algorithm's clock never goes back
+                                   * (a CNP is dated when read, after the service's `now`) */
 };
 
 /* The algorithm the UDP transport runs for scenario sc (NULL: none): only those that need
