@@ -3,7 +3,7 @@
 #define ROCESIM_RUN_H
 #include <glib.h>
 #include "models/topology.h"
-#include "sim/scenario.h"
+#include "models/scenario.h"
 
 struct run_options {
     const char *scenario;

@@ -20,7 +20,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include "sim/scenario.h"
+#include "models/scenario.h"
 #include "sim/simtime.h"
 
 #define SERVER_MAX_GPUS 64

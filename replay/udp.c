@@ -719,7 +719,7 @@ struct xport *udp_xport_new(const struct udp_config *c, const struct xport_event
     u->tx = g_new0(struct utx, qps->len + c->nhosts);
     u->rx = g_new0(struct urx, qps->len + c->nhosts);
     u->ctrl_tx = g_new0(uint32_t, c->nhosts);
-    udp_np_init(&u->np, c->scenario ? &c->scenario->dcqcn : NULL, qps->len + c->nhosts, c->nhosts);
+    udp_np_init(&u->np, c->scenario ? cc_dcqcn_params(c->scenario) : NULL, qps->len + c->nhosts, c->nhosts);
     const uint8_t *dscp = c->sched->meta.present ? c->sched->meta.dscp : NULL;
     for (guint i = 0; i < qps->len; i++) {
         const struct sched_qp *q = &g_array_index(qps, struct sched_qp, i);

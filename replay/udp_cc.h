@@ -12,6 +12,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include "models/cc.h"
+#include "models/cc_dcqcn.h"
 
 /* One host's choice: the algorithm, the scenario whose [dcqcn] knobs it reads, the line
  * rate every QP starts at. */

@@ -1,4 +1,5 @@
-/* The README's key tables against the loader's own table (sim/scenario.c): every key the loader
+/* The README's key tables against the loader's own tables (models/scenario.c's and each
+ * congestion-control algorithm's, through scenario_key_at): every key the loader
  * reads is documented, every key a section's table names is one the loader reads, and the
  * default a table shows is the default the loader applies (sizes, rates and times compared as
  * values: `67.108864ms` is the loader's `67108864ns`). */

@@ -76,7 +76,7 @@ static void test_paper_rule(void)
 static void test_gated_first_cnp(void)
 {
     struct scenario *s = load(NULL);
-    CU_ASSERT_EQUAL_FATAL(s->cc, CC_DCQCN);
+    CU_ASSERT_EQUAL_FATAL(s->cc, CC_ID_dcqcn);
     struct udp_cc cc = host(s, 25e9);
     struct udp_cc_qp q;
     udp_cc_qp_init(&cc, &q, E);
@@ -187,7 +187,7 @@ static void test_np_moderation(void)
     uint32_t got[2];
     struct udp_np np;
     struct scenario *s = load(NULL);
-    udp_np_init(&np, &s->dcqcn, 2, 2);
+    udp_np_init(&np, cc_dcqcn_params(s), 2, 2);
     CU_ASSERT_EQUAL(np.gap_ns, 4000);
     ce_storm(&np, 0, got);
     CU_ASSERT_EQUAL(got[0], 25);
@@ -197,7 +197,7 @@ static void test_np_moderation(void)
 
     const char *port[] = { "dcqcn.cnp_scope=port", NULL };
     s = load(port);
-    udp_np_init(&np, &s->dcqcn, 2, 2);
+    udp_np_init(&np, cc_dcqcn_params(s), 2, 2);
     ce_storm(&np, 1, got);
     CU_ASSERT_EQUAL(got[0], 25);
     CU_ASSERT_EQUAL(got[1], 0);
@@ -206,11 +206,11 @@ static void test_np_moderation(void)
 
     const char *dest[] = { "dcqcn.cnp_scope=destination", NULL };
     s = load(dest);
-    udp_np_init(&np, &s->dcqcn, 2, 2);
+    udp_np_init(&np, cc_dcqcn_params(s), 2, 2);
     ce_storm(&np, 0, got);
     CU_ASSERT_EQUAL(got[0] + got[1], 25);
     udp_np_clear(&np);
-    udp_np_init(&np, &s->dcqcn, 2, 2);
+    udp_np_init(&np, cc_dcqcn_params(s), 2, 2);
     ce_storm(&np, 1, got);
     CU_ASSERT_EQUAL(got[0], 25);
     CU_ASSERT_EQUAL(got[1], 25);
@@ -219,7 +219,7 @@ static void test_np_moderation(void)
 
     const char *hpcc[] = { "nic.cc_preset=hpcc_ns3", NULL };
     s = load(hpcc);
-    udp_np_init(&np, &s->dcqcn, 2, 2);
+    udp_np_init(&np, cc_dcqcn_params(s), 2, 2);
     CU_ASSERT(np.ack_flag);
     ce_storm(&np, 0, got);
     CU_ASSERT_EQUAL(got[0], 100);

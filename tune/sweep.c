@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sim/results.h"
-#include "sim/scenario.h"
+#include "models/scenario.h"
 
 G_DEFINE_QUARK(rocesim-sweep-error, sweep_error)
 
