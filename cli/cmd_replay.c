@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include "models/cc_registry.h"
 #include "models/packet.h"
 #include "models/schedule_io.h"
 #include "models/schedule_meta.h"
@@ -137,6 +138,17 @@ int cmd_replay(int argc, char **argv)
                         "congestion control (its knobs are recorded in summary.json)\n",
                 cc_opt ? "cc" : "test-ce-every");
         goto done;
+    }
+    if (cc_opt) {
+        /* the registry's names; which of them the udp transport runs is decided below */
+        char **names = g_strsplit(CC_CHOICES, "|", -1);
+        gboolean known = g_strv_contains((const char *const *)names, cc_opt);
+        g_strfreev(names);
+        if (!known) {
+            fprintf(stderr, "rocesim replay: --cc %s: expected one of %s (the udp transport runs "
+                            "none or dcqcn)\n", cc_opt, CC_CHOICES);
+            goto done;
+        }
     }
     if (!scenario && (sets || (cc_opt && strcmp(cc_opt, "none")))) {
         fprintf(stderr, "rocesim replay: %s needs --scenario: the congestion control's knobs come "

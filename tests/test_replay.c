@@ -334,7 +334,7 @@ static void test_bad_input(void)
     expect_bad_cmd((const char *[]){ "replay", one, "--scenario", ini, "--cc", "dctcp", "-o", out, NULL },
                    "--cc dctcp: the udp transport's ACKs carry no ECN-echo");
     expect_bad_cmd((const char *[]){ "replay", one, "--scenario", ini, "--cc", "bogus", "-o", out, NULL },
-                   "[nic] cc = 'bogus'");
+                   "--cc bogus: expected one of none|dcqcn");
     expect_bad_cmd((const char *[]){ "replay", one, "--test-ce-every", "-1", "-o", out, NULL },
                    "--test-ce-every -1: expected 0 (off) or a count N > 0");
     g_free(ini);
