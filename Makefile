@@ -36,7 +36,7 @@ FUZZ_OBJS    := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRCS))
 FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZERS      := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps deps-check check layers test test-san validate validate-fast fuzz fuzz-replay test-clang-san demo bench clean
+.PHONY: all deps deps-check check layers toy-cc test test-san validate validate-fast fuzz fuzz-replay test-clang-san demo bench clean
 all: build/rocesim
 
 deps:
@@ -188,7 +188,7 @@ check: deps-check
 layers:
 	@tests/check-layers
 
-# A congestion-control algorithm is one file plus one registry line (also part of check).
+# A congestion-control algorithm, or a topology kind, is one file plus one registry line (also part of check).
 toy-cc:
 	@tests/toy-cc.sh
 

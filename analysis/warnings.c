@@ -74,7 +74,7 @@ static void bottleneck_idle(const struct net *n, const struct xfer_outcome *o, s
         return;
     uint32_t H = n->topo->nhosts;
     /* per receiver: the span its transfers were in progress, its senders, the busiest one */
-    simtime_t *from = g_new(simtime_t, H), *to = g_new0(simtime_t, H);
+    simtime_t *from = g_new(simtime_t, H), *to = g_new0(simtime_t, H), *held = g_new0(simtime_t, H);
     uint32_t *first_src = g_new(uint32_t, H);
     gboolean *shared = g_new0(gboolean, H);
     for (uint32_t h = 0; h < H; h++) {
@@ -84,7 +84,13 @@ static void bottleneck_idle(const struct net *n, const struct xfer_outcome *o, s
     const uint32_t nx = schedule_count(n->sched);
     for (uint32_t i = 0; i < nx; i++) {
         const struct transfer *t = schedule_get(n->sched, i);
-        if (!t->bytes || o[i].state == OUTCOME_PENDING)
+        if (!t->bytes)
+            continue;
+        /* the longest any of d's senders sat idle with data held back by CC */
+        simtime_t x = host_cc_idle(&n->hosts[t->src], end);
+        if (x > held[t->dst])
+            held[t->dst] = x;
+        if (o[i].state == OUTCOME_PENDING)
             continue;
         uint32_t d = t->dst;
         simtime_t e = o[i].state == OUTCOME_DONE ? o[i].end : end;
@@ -109,17 +115,8 @@ static void bottleneck_idle(const struct net *n, const struct xfer_outcome *o, s
         simtime_t span = to[d] - from[d];
         simtime_t busy = (simtime_t)((double)down->tx_wire_bytes * 8.0 * PS_PER_S / (double)down->rate);
         simtime_t idle = busy < span ? span - busy : 0;
-        simtime_t held = 0;
-        for (uint32_t i = 0; i < nx; i++) {
-            const struct transfer *t = schedule_get(n->sched, i);
-            if (t->bytes && t->dst == d) {
-                simtime_t x = host_cc_idle(&n->hosts[t->src], end);
-                if (x > held)
-                    held = x;
-            }
-        }
         double share = (double)idle / (double)span;
-        if (share < WARN_CC_IDLE_SHARE || (double)held < WARN_CC_IDLE_SHARE * (double)span)
+        if (share < WARN_CC_IDLE_SHARE || (double)held[d] < WARN_CC_IDLE_SHARE * (double)span)
             continue;
         count++;
         if (share > worst_share) {
@@ -142,6 +139,7 @@ static void bottleneck_idle(const struct net *n, const struct xfer_outcome *o, s
     }
     g_free(from);
     g_free(to);
+    g_free(held);
     g_free(first_src);
     g_free(shared);
 }

@@ -28,6 +28,8 @@ static const struct cfg_key hpcc_keys[] = {
     { "hpcc", "eta", CFG_DOUBLE, P(eta), "0.95", NULL, 0.01, 1, 0 },
     { "hpcc", "max_stage", CFG_UINT, P(max_stage), "0", NULL, 0, 1000, 4 },
     { "hpcc", "rate_ai", CFG_RATE, P(rate_ai), NULL, NULL, 0, 0, 0 },
+    /* 0: rate_ai as run.py; N: the HPCC paper's sizing for N flows per link (hpcc_derive) */
+    { "hpcc", "expected_flows", CFG_UINT, P(expected_flows), "0", NULL, 0, 1000000, 4 },
     { "hpcc", "min_rate", CFG_RATE, P(min_rate), "1Gbps", NULL, 0, 0, 0 },
     { "hpcc", "fast_react", CFG_BOOL, P(fast_react), "on", NULL, 0, 0, 0 },
     { "hpcc", "var_win", CFG_BOOL, P(var_win), "on", NULL, 0, 0, 0 },
@@ -44,9 +46,14 @@ struct hpcc_params *cc_hpcc_params(const struct scenario *s) { return cc_params(
 static gboolean hpcc_derive(void *params, struct scenario *s, GKeyFile *kf, GError **err)
 {
     struct hpcc_params *p = params;
-    /* run.py: RATE_AI = 10 Mb/s x BW/25G, INT_MULTI = BW/25G */
+    /* run.py: RATE_AI = 10 Mb/s x BW/25G, INT_MULTI = BW/25G. With expected_flows = N the
+     * HPCC paper's W_AI = W_init (1 - eta) / N in rate form, R_AI = C (1 - eta) / N: N flows'
+     * additive steps together fill the headroom that eta leaves (the sizing as we recall it
+     * from HPCC19's parameter discussion; see README "HPCC"). */
     if (!g_key_file_has_key(kf, "hpcc", "rate_ai", NULL))
-        p->rate_ai = (uint64_t)((unsigned __int128)10000000u * s->host_rate / 25000000000ULL);
+        p->rate_ai = p->expected_flows
+                         ? (uint64_t)llround((double)s->host_rate * (1 - p->eta) / p->expected_flows)
+                         : (uint64_t)((unsigned __int128)10000000u * s->host_rate / 25000000000ULL);
     if (!g_key_file_has_key(kf, "hpcc", "int_multi", NULL))
         p->int_multi = s->host_rate / 25000000000ULL ? (uint32_t)(s->host_rate / 25000000000ULL) : 1;
     if (cc_ops_for(s->cc) != &cc_hpcc_ops)

@@ -11,6 +11,7 @@ struct hpcc_params {
     double eta;                      /* target utilisation U_TARGET */
     uint32_t max_stage;              /* MI_THRESH: additive steps before a multiplicative one */
     uint64_t rate_ai, min_rate;      /* W_AI as a rate; R_min */
+    uint32_t expected_flows;         /* 0, or N: rate_ai sized for N flows per link */
     bool fast_react;                 /* per-ACK updates between the per-RTT ones */
     bool var_win;                    /* window = W x R / R_max */
     uint32_t int_multi;              /* INT byte/qlen unit multiplier */

@@ -18,7 +18,7 @@ static const struct cfg_key core_keys[] = {
     { "scenario", "seed", CFG_UINT, F(seed), "1", NULL, 0, 1.8e19, 8 },
     { "scenario", "stop", CFG_TIME, F(stop), "1s", NULL, 0, 0, 0 },
 
-    { "topology", "kind", CFG_ENUM, F(topo), "leaf-spine", "leaf-spine|edges|rail-optimised|fat-tree", 0, 0, 0 },
+    { "topology", "kind", CFG_ENUM, F(topo), "leaf-spine", TOPO_CHOICES, 0, 0, 0 },
     { "topology", "leaves", CFG_UINT, F(leaves), "2", NULL, 1, 4096, 4 },
     { "topology", "spines", CFG_UINT, F(spines), "2", NULL, 0, 4096, 4 },
     { "topology", "hosts_per_leaf", CFG_UINT, F(hosts_per_leaf), "8", NULL, 1, 4096, 4 },

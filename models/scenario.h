@@ -9,12 +9,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "models/cc_registry.h"
+#include "models/topology_registry.h"
 #include "sim/config.h"
 #include "sim/simtime.h"
 
 #define SCENARIO_ERROR CFG_ERROR
 
-enum topo_kind { TOPO_LEAF_SPINE = 0, TOPO_EDGES, TOPO_RAIL, TOPO_FATTREE };
 /* How a switch picks among equal-cost next hops: per flow (hash of the 5-tuple), per flowlet
  * (a new pick after an idle gap), per packet at random, or per packet to the emptiest egress. */
 enum lb_kind { LB_ECMP = 0, LB_FLOWLET, LB_SPRAY, LB_ADAPTIVE };

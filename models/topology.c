@@ -448,46 +448,61 @@ static gboolean check_connected(const struct topology *t, const struct scenario 
     return FALSE;
 }
 
+/* leaf-spine: estimated from the keys before anything is allocated, then built */
+static struct topology *leaf_spine_kind(const struct scenario *s, GArray **routes, GError **err)
+{
+    (void)routes;
+    char *why = NULL;
+    uint64_t L = s->leaves, SP = s->leaves > 1 ? s->spines : 0, H = L * s->hosts_per_leaf;
+    if (!memory_fits(memory_topology_bytes(H, L + SP, H + L * SP, L * L * SP + 2 * L * SP), &why)) {
+        g_set_error(err, SCENARIO_ERROR, 1,
+                    "%s: [topology] leaves = %u, spines = %u, hosts_per_leaf = %u: the fabric and its routing "
+                    "tables need %s; lower leaves, spines or hosts_per_leaf", s->path, s->leaves, s->spines,
+                    s->hosts_per_leaf, why);
+        g_free(why);
+        return NULL;
+    }
+    return build_leaf_spine(s);
+}
+
+/* edges: the edge-list file, then the routing tables' memory checked */
+static struct topology *edges_kind(const struct scenario *s, GArray **routes, GError **err)
+{
+    char *path = NULL, *why = NULL;
+    struct topology *t = build_edges(s, routes, &path, err);
+    g_free(path);
+    if (!t)
+        return NULL;
+    uint64_t S = t->nnodes - t->nhosts;
+    if (!memory_fits(memory_topology_bytes(t->nhosts, S, t->nports / 2, S * S), &why)) {
+        g_set_error(err, SCENARIO_ERROR, 1, "%s: [topology] file = '%s': %u hosts and %" G_GUINT64_FORMAT
+                    " switches: the routing tables need %s", s->path, s->edges_file, t->nhosts, S, why);
+        g_free(why);
+        if (*routes)
+            g_array_free(*routes, TRUE);
+        *routes = NULL;
+        topology_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+const struct topology_kind topology_kind_leaf_spine = { "leaf-spine", leaf_spine_kind };
+const struct topology_kind topology_kind_edges = { "edges", edges_kind };
+
 struct topology *topology_build(const struct scenario *s, GError **err)
 {
-    struct topology *t = NULL;
     GArray *routes = NULL;
-    char *path = NULL;
-    char *why = NULL;
-    if (s->server || s->cluster || s->topo == TOPO_RAIL || s->topo == TOPO_FATTREE) {
-        if (!(t = topology_servers_build(s, err)))
-            return NULL;
-    } else if (s->topo == TOPO_LEAF_SPINE) {
-        /* estimated from the keys, before anything is allocated */
-        uint64_t L = s->leaves, SP = s->leaves > 1 ? s->spines : 0, H = L * s->hosts_per_leaf;
-        if (!memory_fits(memory_topology_bytes(H, L + SP, H + L * SP, L * L * SP + 2 * L * SP), &why)) {
-            g_set_error(err, SCENARIO_ERROR, 1,
-                        "%s: [topology] leaves = %u, spines = %u, hosts_per_leaf = %u: the fabric and its routing "
-                        "tables need %s; lower leaves, spines or hosts_per_leaf", s->path, s->leaves, s->spines,
-                        s->hosts_per_leaf, why);
-            g_free(why);
-            return NULL;
-        }
-        t = build_leaf_spine(s);
-    } else {
-        t = build_edges(s, &routes, &path, err);
-        g_free(path);
-        if (!t)
-            return NULL;
-        uint64_t S = t->nnodes - t->nhosts;
-        if (!memory_fits(memory_topology_bytes(t->nhosts, S, t->nports / 2, S * S), &why)) {
-            g_set_error(err, SCENARIO_ERROR, 1, "%s: [topology] file = '%s': %u hosts and %" G_GUINT64_FORMAT
-                        " switches: the routing tables need %s", s->path, s->edges_file, t->nhosts, S, why);
-            g_free(why);
-            g_array_free(routes, TRUE);
-            topology_free(t);
-            return NULL;
-        }
-    }
+    /* servers ([server], [cluster]) are wired by their own builder whatever the kind */
+    struct topology *t = s->server || s->cluster ? topology_servers_build(s, err) : topology_kinds[s->topo]->build(s, &routes, err);
+    if (!t)
+        return NULL;
     if (t->nports > 0)
         for (uint32_t n = 0; n < t->nnodes; n++)
             if (t->nodes[n].nports > 65535) {
                 g_set_error(err, SCENARIO_ERROR, 1, "%s: node %s has more than 65535 ports", s->path, t->nodes[n].name);
+                if (routes)
+                    g_array_free(routes, TRUE);
                 topology_free(t);
                 return NULL;
             }

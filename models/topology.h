@@ -71,6 +71,19 @@ struct topology {
 };
 
 struct topology *topology_build(const struct scenario *s, GError **err);
+
+/* A [topology] kind (models/topology_registry.h): builds nodes, ports and links from the
+ * scenario; *routes may be set to static per-host routes (an array the caller applies and
+ * frees). topology_build then computes the shortest-path tables and checks connectivity. */
+struct topology_kind {
+    const char *name;
+    struct topology *(*build)(const struct scenario *s, GArray **routes, GError **err);
+};
+#define TOPO_DECLARE_(id, name, symbol) extern const struct topology_kind symbol;
+TOPOLOGY_KINDS(TOPO_DECLARE_)
+#undef TOPO_DECLARE_
+/* position i is [topology] kind's i-th choice */
+extern const struct topology_kind *const topology_kinds[TOPO_COUNT];
 /* Numbers the ports of t's nodes from the links (ports of one node are contiguous, in link
  * order) and fills t->ports / t->nports. */
 void topology_link_ports(struct topology *t, GArray *links);

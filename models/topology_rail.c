@@ -382,3 +382,13 @@ void topology_servers_route(struct topology *t)
     g_free(pcie_of);
     g_free(hub_home);
 }
+
+/* rail-optimised and fat-tree: the servers' builder, with [server] and [cluster] defaults when
+ * the sections are absent */
+static struct topology *servers_kind(const struct scenario *s, GArray **routes, GError **err)
+{
+    (void)routes;
+    return topology_servers_build(s, err);
+}
+const struct topology_kind topology_kind_rail = { "rail-optimised", servers_kind };
+const struct topology_kind topology_kind_fat_tree = { "fat-tree", servers_kind };

@@ -36,6 +36,9 @@ gboolean cfg_parse_uint(const char *v, uint64_t *out)
     return TRUE;
 }
 
+/* A choice list may start with a bar (lists built by macros): "|a|b" is "a|b". */
+static const char *enum_choices(const struct cfg_key *kd) { return kd->choices + (kd->choices[0] == '|'); }
+
 gboolean cfg_set_value(const struct cfg_block *b, const struct cfg_key *kd, const char *path, const char *value,
                        GError **err)
 {
@@ -109,14 +112,14 @@ gboolean cfg_set_value(const struct cfg_block *b, const struct cfg_key *kd, cons
         }
         return TRUE;
     case CFG_ENUM: {
-        char **choices = g_strsplit(kd->choices, "|", -1);
+        char **choices = g_strsplit(enum_choices(kd), "|", -1);
         int idx = -1;
         for (int i = 0; choices[i]; i++)
             if (!g_strcmp0(choices[i], value))
                 idx = i;
         g_strfreev(choices);
         if (idx < 0) {
-            char *list = g_strdelimit(g_strdup(kd->choices), "|", ',');
+            char *list = g_strdelimit(g_strdup(enum_choices(kd)), "|", ',');
             cfg_key_error(err, path, kd->section, kd->key, value, "expected one of %s", list);
             g_free(list);
             return FALSE;
@@ -157,7 +160,7 @@ char *cfg_format_value(const struct cfg_block *b, const struct cfg_key *kd)
     case CFG_BOOL:
         return g_strdup(*(const bool *)base ? "on" : "off");
     case CFG_ENUM: {
-        char **choices = g_strsplit(kd->choices, "|", -1);
+        char **choices = g_strsplit(enum_choices(kd), "|", -1);
         char *r = g_strdup(choices[*(const int *)base]);
         g_strfreev(choices);
         return r;

@@ -21,7 +21,7 @@ struct cfg_key {
     enum cfg_type type;
     size_t offset;
     const char *deflt;
-    const char *choices;   /* CFG_ENUM: "a|b|c" (index stored as int) */
+    const char *choices;   /* CFG_ENUM: "a|b|c" or "|a|b|c" (index stored as int) */
     double min, max;       /* bounds for CFG_UINT / CFG_DOUBLE */
     int width;             /* CFG_UINT: 1, 4 or 8 bytes */
 };

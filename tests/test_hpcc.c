@@ -338,6 +338,21 @@ static void test_incast(void)
     test_outdir_free(&o);
 }
 
+/* [hpcc] expected_flows = N sizes R_AI as C (1 - eta) / N: 100 Gb/s x 0.05 / 4 = 1.25 Gb/s, and
+ * with eta = 0.9 and N = 8, 100 Gb/s x 0.1 / 8 = 1.25 Gb/s too; an explicit rate_ai wins. */
+static void test_expected_flows(void)
+{
+    struct scenario *s = load((const char *const[]){ "nic.cc=hpcc", "hpcc.expected_flows=4", NULL });
+    CU_ASSERT_EQUAL(cc_hpcc_params(s)->rate_ai, 1250000000);
+    scenario_free(s);
+    s = load((const char *const[]){ "nic.cc=hpcc", "hpcc.expected_flows=8", "hpcc.eta=0.9", NULL });
+    CU_ASSERT_EQUAL(cc_hpcc_params(s)->rate_ai, 1250000000);
+    scenario_free(s);
+    s = load((const char *const[]){ "nic.cc=hpcc", "hpcc.expected_flows=4", "hpcc.rate_ai=7Mbps", NULL });
+    CU_ASSERT_EQUAL(cc_hpcc_params(s)->rate_ai, 7000000);
+    scenario_free(s);
+}
+
 static CU_TestInfo tests[] = {
     { "INT hop record, bit for bit", test_int_hop },
     { "per-RTT update and fast react (hand values)", test_update_per_rtt_and_fast_react },
@@ -345,6 +360,7 @@ static CU_TestInfo tests[] = {
     { "tau capped at T, rate at R_min, window", test_clamps },
     { "fabric base RTT and window (third.cc)", test_fabric_rtt },
     { "per-path base RTT (global_t = off)", test_path_rtt },
+    { "R_AI sized for N flows (expected_flows)", test_expected_flows },
     { "INT frames dissect in tshark", test_tshark_int },
     { "16-to-1 incast: queue near zero, link > 95% busy", test_incast },
     CU_TEST_INFO_NULL,
