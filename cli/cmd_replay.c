@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include "models/cc_registry.h"
 #include "models/packet.h"
 #include "models/schedule_io.h"
 #include "models/schedule_meta.h"
@@ -12,6 +13,7 @@
 #include "replay/hostmap.h"
 #include "replay/replay.h"
 #include "replay/subset.h"
+#include "replay/udp_cc.h"
 #include "replay/verbs.h"
 #include "cli/commands.h"
 #include "tune/mpi_split.h"
@@ -61,8 +63,9 @@ int cmd_replay(int argc, char **argv)
 {
     char *hosts = NULL, *transport = NULL, *device = NULL, *gid = NULL, *scenario = NULL,
          *timeout = NULL, *out = NULL, *rate = NULL, *rto = NULL, *ctrl_addr = NULL,
-         *sysfs_net = NULL, *debugfs = NULL, *sysfs_ib = NULL, *sample = NULL, *capture = NULL;
-    int udp_port = 4791, ctrl_port = 18515, mtu = 0, window = 64;
+         *sysfs_net = NULL, *debugfs = NULL, *sysfs_ib = NULL, *sample = NULL, *capture = NULL,
+         *cc_opt = NULL, **sets = NULL, *cc_source = NULL;
+    int udp_port = 4791, ctrl_port = 18515, mtu = 0, window = 64, test_ce_every = 0;
     double drop = 0;
     gboolean subset = FALSE;
     struct schedule_subset sub = { 0 };
@@ -78,6 +81,9 @@ int cmd_replay(int argc, char **argv)
         { "mtu", 0, 0, G_OPTION_ARG_INT, &mtu, "udp: payload bytes per datagram (default: the schedule's mtu)", "BYTES" },
         { "window", 0, 0, G_OPTION_ARG_INT, &window, "udp: packets in flight per QP (default 64)", "N" },
         { "rto", 0, 0, G_OPTION_ARG_STRING, &rto, "udp: retransmission timeout (default 20ms)", "TIME" },
+        { "cc", 0, 0, G_OPTION_ARG_STRING, &cc_opt, "udp: congestion control per QP, driven by the receivers' CNPs: none or dcqcn (default: the --scenario's [nic] cc, none without one; dcqcn needs --scenario for its [dcqcn] knobs)", "none|dcqcn" },
+        { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a key of the --scenario, as `rocesim run --set` (e.g. nic.cc_preset=dcqcn_paper, dcqcn.min_time_between_cnps=50us)", "SECTION.KEY=VALUE" },
+        { "test-ce-every", 0, 0, G_OPTION_ARG_INT, &test_ce_every, "udp, FOR TESTS ONLY: the sender CE-marks every Nth data datagram of each QP itself, standing in for an ECN-marking switch (0: off)", "N" },
         { "drop", 0, 0, G_OPTION_ARG_DOUBLE, &drop, "udp fault injection: drop this fraction of data packets (0..0.5)", "P" },
         { "udp-port", 0, 0, G_OPTION_ARG_INT, &udp_port, "udp: port every host listens on (default 4791)", "PORT" },
         { "ctrl-port", 0, 0, G_OPTION_ARG_INT, &ctrl_port, "TCP port of rank 0's control plane (default 18515)", "PORT" },
@@ -123,6 +129,33 @@ int cmd_replay(int argc, char **argv)
         fprintf(stderr, "rocesim replay: --timeout and --rto must be positive\n");
         goto done;
     }
+    if (test_ce_every < 0) {
+        fprintf(stderr, "rocesim replay: --test-ce-every %d: expected 0 (off) or a count N > 0\n", test_ce_every);
+        goto done;
+    }
+    if (strcmp(tr, "udp") && (cc_opt || test_ce_every)) {
+        fprintf(stderr, "rocesim replay: --%s is for the udp transport: with verbs the NIC runs its own "
+                        "congestion control (its knobs are recorded in summary.json)\n",
+                cc_opt ? "cc" : "test-ce-every");
+        goto done;
+    }
+    if (cc_opt) {
+        /* the registry's names; which of them the udp transport runs is decided below */
+        char **names = g_strsplit(CC_CHOICES, "|", -1);
+        gboolean known = g_strv_contains((const char *const *)names, cc_opt);
+        g_strfreev(names);
+        if (!known) {
+            fprintf(stderr, "rocesim replay: --cc %s: expected one of %s (the udp transport runs "
+                            "none or dcqcn)\n", cc_opt, CC_CHOICES);
+            goto done;
+        }
+    }
+    if (!scenario && (sets || (cc_opt && strcmp(cc_opt, "none")))) {
+        fprintf(stderr, "rocesim replay: %s needs --scenario: the congestion control's knobs come "
+                        "from the scenario, read as a simulation reads them\n",
+                sets ? "--set" : "--cc");
+        goto done;
+    }
     if (udp_port <= 0 || udp_port > 65535 || ctrl_port <= 0 || ctrl_port > 65535 || window <= 0 ||
         mtu < 0 || mtu > 9000 || !(drop >= 0 && drop <= 0.5)) {
         fprintf(stderr, "rocesim replay: --udp-port/--ctrl-port 1..65535, --window > 0, --mtu 1..9000, --drop 0..0.5\n");
@@ -150,7 +183,16 @@ int cmd_replay(int argc, char **argv)
         goto done;
     }
     if (scenario) {
-        if (!(sc = scenario_load(scenario, NULL, &err)) || !(topo = topology_build(sc, &err))) {
+        /* --cc is the scenario's [nic] cc, so the loader validates it and picks the knobs */
+        GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
+        for (char **p = sets; p && *p; p++)
+            g_ptr_array_add(all, g_strdup(*p));
+        if (cc_opt)
+            g_ptr_array_add(all, g_strdup_printf("nic.cc=%s", cc_opt));
+        g_ptr_array_add(all, NULL);
+        sc = scenario_load(scenario, (const char *const *)all->pdata, &err);
+        g_ptr_array_free(all, TRUE);
+        if (!sc || !(topo = topology_build(sc, &err))) {
             fprintf(stderr, "rocesim replay: %s\n", err->message);
             goto done;
         }
@@ -209,6 +251,34 @@ int cmd_replay(int argc, char **argv)
                         "udp transport may carry here (9000); give --mtu\n", m);
         goto done;
     }
+    const struct cc_ops *cc = NULL;
+    uint64_t cc_line = 0;
+    if (!strcmp(tr, "udp") && sc) {
+        const char *why = NULL;
+        cc = udp_cc_for(sc, &why);
+        const char *asked = cc_ops_for(sc->cc)->name;
+        if (!cc && cc_opt) {
+            fprintf(stderr, "rocesim replay: --cc %s: %s\n", cc_opt, why);
+            goto done;
+        }
+        if (!cc) {
+            if (ms.rank == 0)
+                fprintf(stderr, "rocesim replay: warning: %s: [nic] cc = %s: %s; replaying without "
+                                "congestion control\n", scenario, asked, why);
+            cc = &cc_none_ops;
+            cc_source = g_strdup_printf("none: %s's [nic] cc = %s cannot run on the udp transport",
+                                        scenario, asked);
+        } else {
+            cc_source = g_strdup_printf("%s, knobs from %s%s ([nic] cc_preset = %s)",
+                                        cc_opt ? "--cc" : "the scenario's [nic] cc", scenario,
+                                        sets ? " with --set" : "", sc->cc_preset);
+        }
+        /* unpaced (--rate 0): the algorithm still needs a line rate, the scenario's */
+        if (!rate_bps && cc != &cc_none_ops)
+            cc_line = sc->host_rate;
+    } else if (!strcmp(tr, "udp")) {
+        cc_source = g_strdup(cc_opt ? "--cc none" : "none: no --scenario");
+    }
     /* the schedule host this rank plays */
     uint32_t me = subset ? sub.rank_host[ms.rank] : (uint32_t)ms.rank;
     const char *map_dev = strcmp(map->h[me].device, "-") ? map->h[me].device : NULL;
@@ -234,6 +304,8 @@ int cmd_replay(int argc, char **argv)
         .rank_host = subset ? sub.rank_host : NULL, .schedule_path = argv[1], .rank = ms.rank, .size = ms.size, .addr = addr,
         .ctrl_addr = ctrl_addr ? ctrl_addr : a0, .ctrl_port = (uint16_t)ctrl_port,
         .udp_port = (uint16_t)udp_port, .mtu = m, .rate_bps = rate_bps, .window = (uint32_t)window, .drop = drop,
+        .cc = cc, .scenario = sc, .cc_line_bps = cc_line, .cc_source = cc_source,
+        .test_ce_every = (uint32_t)test_ce_every,
         .rto_ns = rto_ns, .timeout_ns = timeout_ns, .start_delay_ns = 100000000,
         .ideal = ideal_ps, .ideal_ctx = &ic, .out_dir = out, .transport = tr, .stop = &stop_flag,
         .device = device ? device : map_dev,
@@ -276,5 +348,8 @@ done:
     g_free(sysfs_ib);
     g_free(capture);
     g_free(sample);
+    g_free(cc_opt);
+    g_free(cc_source);
+    g_strfreev(sets);
     return rc;
 }

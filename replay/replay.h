@@ -15,6 +15,8 @@
 #include "models/schedule.h"
 
 struct verbs_fns;
+struct cc_ops;
+struct scenario;
 
 #define REPLAY_ERROR (replay_error_quark())
 GQuark replay_error_quark(void);
@@ -40,6 +42,11 @@ struct replay_config {
     uint64_t rate_bps;
     uint32_t window;
     double drop;                      /* udp fault injection (udp.h) */
+    const struct cc_ops *cc;          /* udp: congestion control per QP (NULL: none) */
+    const struct scenario *scenario;  /* udp: its [dcqcn] knobs for the cc and the NP (NULL: none) */
+    uint64_t cc_line_bps;             /* udp: the QPs' line rate (0: rate_bps) */
+    const char *cc_source;            /* where the cc and its knobs came from, for summary.json */
+    uint32_t test_ce_every;           /* udp, TESTS ONLY: CE-mark every Nth data packet (udp.h) */
     int64_t rto_ns;
     int64_t timeout_ns;               /* a transfer not completed within it stops the run */
     int64_t start_delay_ns;           /* from the start barrier to time 0 of the schedule */

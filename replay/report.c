@@ -3,6 +3,7 @@
 #include <glib/gstdio.h>
 #include <arpa/inet.h>
 #include <string.h>
+#include "models/cc.h"
 #include "sim/results.h"
 #include "sim/version.h"
 
@@ -211,6 +212,12 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
         outcome_json_int(b, "ranks", (uint64_t)size);
         outcome_json_int(b, "mtu", c->mtu);
         outcome_json_int(b, "rate_bps", c->rate_bps);
+        if (c->cc_source) {
+            json_builder_set_member_name(b, "cc");
+            json_builder_add_string_value(b, c->cc ? c->cc->name : "none");
+            json_builder_set_member_name(b, "cc_source");
+            json_builder_add_string_value(b, c->cc_source);
+        }
         outcome_json_int(b, "clock_uncertainty_ns", (uint64_t)unc);
         json_builder_set_member_name(b, "hosts");
         json_builder_begin_array(b);
@@ -231,8 +238,18 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
             json_builder_set_member_name(b, "reported");
             json_builder_add_boolean_value(b, pr[r].h != NULL);
             if (pr[r].info) {
+                /* the udp transport's reaction points travel with the host's info */
+                JsonNode *nic = json_node_copy(pr[r].info);
+                JsonObject *no = json_node_get_object(nic);
+                JsonNode *cc = json_object_has_member(no, "cc") ? json_object_dup_member(no, "cc") : NULL;
+                if (cc)
+                    json_object_remove_member(no, "cc");
                 json_builder_set_member_name(b, "nic");
-                json_builder_add_value(b, json_node_copy(pr[r].info));
+                json_builder_add_value(b, nic);
+                if (cc) {
+                    json_builder_set_member_name(b, "cc");
+                    json_builder_add_value(b, cc);
+                }
             }
             json_builder_end_object(b);
         }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include "replay/capture.h"
 #include "replay/ctrl.h"
 #include "replay/hostinfo.h"
@@ -325,12 +326,36 @@ static gboolean gather_errors(struct rank_state *r, const char *mine, GError **e
     return ok;
 }
 
+/* JSON object text obj with member name = the JSON text value added. */
+static char *with_member(const char *obj, const char *name, const char *value)
+{
+    JsonNode *o = json_from_string(obj, NULL), *v = json_from_string(value, NULL);
+    if (!o || !JSON_NODE_HOLDS_OBJECT(o) || !v) {
+        if (o)
+            json_node_unref(o);
+        if (v)
+            json_node_unref(v);
+        return g_strdup(obj);
+    }
+    json_object_set_member(json_node_get_object(o), name, v);
+    char *text = json_to_string(o, FALSE);
+    json_node_unref(o);
+    return text;
+}
+
 /* The rank's report: header then records. */
 static GBytes *make_report(struct rank_state *r, gboolean complete)
 {
     char *rows = sampler_end(&r->smp, ctrl_now_ns());
     char *info = hostinfo_end(&r->info, rows);
     g_free(rows);
+    if (r->x->ops->cc_json) {
+        char *cc = r->x->ops->cc_json(r->x->impl, ctrl_now_ns());
+        char *both = with_member(info, "cc", cc);
+        g_free(cc);
+        g_free(info);
+        info = both;
+    }
     struct replay_report_hdr h = { .rank = r->me, .complete = complete, .local_t0 = r->local_t0,
                                    .info_len = (uint32_t)strlen(info) };
     r->x->ops->stats(r->x->impl, &h.stats);
@@ -372,7 +397,9 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
         struct udp_config uc = { .me = r.me, .nhosts = (uint32_t)size, .sched = r.s, .addr = c->addr,
                                  .port = c->udp_port, .mtu = c->mtu, .rate_bps = c->rate_bps,
                                  .window = c->window, .rto_ns = c->rto_ns, .retry = 7,
-                                 .entropy_ports = TRUE, .drop = c->drop };
+                                 .entropy_ports = TRUE, .drop = c->drop, .cc = c->cc,
+                                 .scenario = c->scenario, .line_bps = c->cc_line_bps,
+                                 .test_ce_every = c->test_ce_every };
         r.x = udp_xport_new(&uc, &ev, &xe);
     }
     if (!xe && c->rank == 0 && c->capture_iface) {

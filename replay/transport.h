@@ -47,6 +47,8 @@ struct xport_ops {
     /* TRUE when nothing posted is still unacknowledged */
     gboolean (*quiet)(void *impl);
     void (*stats)(void *impl, struct xport_stats *st);
+    /* optional: the congestion control's figures at `now` as JSON object text (g_free) */
+    char *(*cc_json)(void *impl, int64_t now);
     void (*free)(void *impl);
 };
 

@@ -4,6 +4,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -13,10 +15,10 @@
 #include "replay/ctrl.h"
 #include "replay/replay.h"
 #include "replay/segment.h"
+#include "replay/udp_cc.h"
 
 #define CTRL_QPN_BASE 0x800000u  /* control QP numbers: base | peer host */
 #define ACK_EVERY     16u
-#define CNP_GAP_NS    50000
 #define HDRS          (ETH_HDR_BYTES + IPV4_HDR_BYTES + UDP_HDR_BYTES)
 #define BUDGET        256        /* packets sent or read per service call and direction */
 
@@ -37,6 +39,9 @@ struct utx {                     /* the sending end of a QP */
     uint32_t alloc, una, nxt;    /* absolute counters */
     int64_t progress_at;
     int retries;
+    const struct udp_cc *ccp;    /* the host's choice; control QPs: none, unpaced */
+    struct udp_cc_qp cc;         /* its reaction point and pacing */
+    uint64_t sent;               /* data packets sent, retransmissions included */
 };
 
 struct urx {                     /* the receiving end */
@@ -46,7 +51,8 @@ struct urx {                     /* the receiving end */
     uint32_t unacked;
     gboolean nak_sent;
     uint64_t msg_bytes;          /* payload since the last transfer ended */
-    int64_t last_cnp;
+    uint32_t np_slot;            /* CNP moderation slot */
+    gboolean cnp_flag;           /* np_feedback = ack_flag: the next ACK carries a CNP flag */
     uint16_t sport;              /* where ACKs go from */
     uint8_t dscp;
 };
@@ -64,7 +70,9 @@ struct udp {
     GHashTable *tx_by_qpn, *rx_by_qpn; /* qpn -> index + 1 */
     uint32_t *ctrl_tx;           /* peer -> tx index */
     uint32_t rr;                 /* round robin position */
-    double next_send;            /* pacing, ns */
+    double next_send;            /* the host's pacing, ns */
+    struct udp_cc cc;
+    struct udp_np np;
     struct xport_stats st;
     uint64_t rng;                /* xorshift state for --drop */
     uint8_t buf[FRAME_MAX_BYTES];
@@ -123,9 +131,10 @@ static uint16_t fd_port(int fd)
     return ntohs(sa.sin_port);
 }
 
-/* Sends the UDP payload of frame (built by frame_build) to host `to` with DSCP and ECT(0). */
-static void send_frame(struct udp *u, int fd, uint32_t to, uint8_t dscp, const uint8_t *frame,
-                       size_t len)
+/* Sends the UDP payload of frame (built by frame_build) to host `to` with DSCP and ECN
+ * codepoint ecn (ECT(0); CE only from --test-ce-every). */
+static void send_frame(struct udp *u, int fd, uint32_t to, uint8_t dscp, uint8_t ecn,
+                       const uint8_t *frame, size_t len)
 {
     /* the UDP payload runs from the BTH to the ICRC: the IP length says where it ends */
     size_t ip_total = (size_t)frame[ETH_HDR_BYTES + 2] << 8 | frame[ETH_HDR_BYTES + 3];
@@ -133,7 +142,7 @@ static void send_frame(struct udp *u, int fd, uint32_t to, uint8_t dscp, const u
     (void)len;
     struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(u->c.port),
                               .sin_addr = u->c.addr[to] };
-    int tos = (dscp << 2) | ECN_ECT0;
+    int tos = (dscp << 2) | ecn;
     char cbuf[CMSG_SPACE(sizeof(int))];
     struct iovec iov = { (void *)(frame + HDRS), n };
     struct msghdr mh = { .msg_name = &sa, .msg_namelen = sizeof sa, .msg_iov = &iov,
@@ -153,12 +162,16 @@ static void send_frame(struct udp *u, int fd, uint32_t to, uint8_t dscp, const u
 static void send_ack(struct udp *u, struct urx *r, gboolean nak)
 {
     struct packet p = { .kind = nak ? PKT_NAK : PKT_ACK, .src = u->c.me, .dst = r->peer,
-                        .dst_qpn = r->peer_qpn, .sport = r->sport, .dscp = r->dscp };
+                        .dst_qpn = r->peer_qpn, .sport = r->sport, .dscp = r->dscp,
+                        .flags = r->cnp_flag ? PKT_F_CNP : 0 };
     p.psn = (r->ipsn + (nak ? r->nxt : r->nxt - 1)) & 0xFFFFFF;
     struct frame_ctx fc = { .msn = 0 };
     size_t len = frame_build(&p, &fc, u->buf, sizeof u->buf);
-    send_frame(u, u->fd, r->peer, r->dscp, u->buf, len);
+    send_frame(u, u->fd, r->peer, r->dscp, ECN_ECT0, u->buf, len);
     r->unacked = 0;
+    if (r->cnp_flag)
+        u->st.cnp_sent++; /* np_cnp_sent counts flagged ACKs too, as models/nic.c does */
+    r->cnp_flag = FALSE;
     if (nak)
         u->st.naks_sent++;
 }
@@ -168,7 +181,7 @@ static void send_cnp(struct udp *u, struct urx *r)
     struct packet p = { .kind = PKT_CNP, .src = u->c.me, .dst = r->peer, .dst_qpn = r->peer_qpn,
                         .sport = r->sport, .dscp = 48 };
     size_t len = frame_build(&p, NULL, u->buf, sizeof u->buf);
-    send_frame(u, u->fd, r->peer, 48, u->buf, len);
+    send_frame(u, u->fd, r->peer, 48, ECN_ECT0, u->buf, len);
     u->st.cnp_sent++;
 }
 
@@ -194,8 +207,19 @@ static gboolean injected_drop(struct udp *u)
     return (double)(u->rng >> 11) / 9007199254740992.0 < u->c.drop;
 }
 
-/* Builds and sends packet t->nxt. */
-static void send_data(struct udp *u, struct utx *t)
+/* Wire bytes of a frame: FCS, preamble and inter-frame gap added, as the NIC paces. */
+static uint32_t wire_bytes(size_t len) { return (uint32_t)(len + FCS_BYTES + 20); }
+
+/* The test-only CE source: every Nth data packet a QP sends leaves CE-marked, as if a
+ * switch had marked it (see --test-ce-every). */
+static uint8_t data_ecn(const struct udp *u, const struct utx *t)
+{
+    uint32_t n = u->c.test_ce_every;
+    return n && !t->ctrl && t->sent % n == n - 1 ? ECN_CE : ECN_ECT0;
+}
+
+/* Builds and sends packet t->nxt; `slot` is when its pacing slot began (ns). */
+static void send_data(struct udp *u, struct utx *t, double slot, int64_t now)
 {
     const struct umsg *m = msg_of(t, t->nxt);
     struct segment sg;
@@ -210,12 +234,13 @@ static void send_data(struct udp *u, struct utx *t)
     if (u->c.drop > 0 && injected_drop(u))
         u->st.tx_packets++; /* counted as sent, lost on the way */
     else
-        send_frame(u, t->fd, t->peer, t->dscp, u->buf, len);
+        send_frame(u, t->fd, t->peer, t->dscp, data_ecn(u, t), u->buf, len);
     t->nxt++;
-    if (u->c.rate_bps) {
-        double wire = (double)(len + FCS_BYTES + 20 /* preamble + IFG */);
-        u->next_send += wire * 8e9 / (double)u->c.rate_bps;
-    }
+    t->sent++;
+    uint32_t wire = wire_bytes(len);
+    if (u->c.rate_bps)
+        u->next_send += (double)wire * 8e9 / (double)u->c.rate_bps;
+    udp_cc_sent(t->ccp, &t->cc, now, slot, (uint32_t)len, wire);
 }
 
 static gboolean tx_can_send(const struct udp *u, const struct utx *t)
@@ -223,30 +248,35 @@ static gboolean tx_can_send(const struct udp *u, const struct utx *t)
     return t->nxt != t->alloc && t->nxt - t->una < u->c.window;
 }
 
+/* Sends while the host's pacing allows: each packet from the QP whose own pacing slot came
+ * first (ties in round-robin order from u->rr, so the order is reproducible). */
 static void run_sender(struct udp *u, int64_t now)
 {
-    /* idle time earns at most 1 ms of burst: a late wake-up (ranks share CPUs) is made up
-     * for instead of lost */
-    if (u->next_send < (double)now - 1e6)
-        u->next_send = (double)now - 1e6;
-    for (int sent = 0; sent < BUDGET && u->ntx;) {
+    if (u->next_send < (double)now - UDP_PACE_CREDIT_NS)
+        u->next_send = (double)now - UDP_PACE_CREDIT_NS;
+    for (int sent = 0; sent < BUDGET && u->ntx; sent++) {
         if (u->c.rate_bps && u->next_send > (double)now)
             return;
-        gboolean any = FALSE;
+        uint32_t best = UINT32_MAX;
+        double best_at = 0;
         for (uint32_t k = 0; k < u->ntx; k++) {
-            struct utx *t = &u->tx[(u->rr + k) % u->ntx];
+            uint32_t i = (u->rr + k) % u->ntx;
+            struct utx *t = &u->tx[i];
             if (!tx_can_send(u, t))
                 continue;
-            if (t->una == t->nxt)
-                t->progress_at = now; /* the timer starts with the first packet in flight */
-            send_data(u, t);
-            u->rr = (u->rr + k + 1) % u->ntx;
-            any = TRUE;
-            sent++;
-            break;
+            double at = udp_cc_ready_at(t->ccp, &t->cc, now);
+            if (at <= (double)now && (best == UINT32_MAX || at < best_at)) {
+                best = i;
+                best_at = at;
+            }
         }
-        if (!any)
+        if (best == UINT32_MAX)
             return;
+        struct utx *t = &u->tx[best];
+        if (t->una == t->nxt)
+            t->progress_at = now; /* the timer starts with the first packet in flight */
+        send_data(u, t, best_at, now);
+        u->rr = (best + 1) % u->ntx;
     }
 }
 
@@ -288,9 +318,11 @@ static void on_data(struct udp *u, struct urx *r, const struct frame_info *fi, i
 {
     if (fi->ecn == ECN_CE) {
         u->st.ce_received++;
-        if (now - r->last_cnp >= CNP_GAP_NS) {
-            r->last_cnp = now;
-            send_cnp(u, r);
+        if (udp_np_take(&u->np, r->np_slot, now)) {
+            if (u->np.ack_flag)
+                r->cnp_flag = TRUE; /* this packet's ACK, sent at once, carries the flag */
+            else
+                send_cnp(u, r);
         }
     }
     int32_t d = psn_diff(fi->psn, (r->ipsn + r->nxt) & 0xFFFFFF);
@@ -304,6 +336,8 @@ static void on_data(struct udp *u, struct urx *r, const struct frame_info *fi, i
         if (!r->nak_sent) {
             r->nak_sent = TRUE;
             send_ack(u, r, TRUE);
+        } else if (r->cnp_flag) {
+            send_ack(u, r, FALSE);
         }
         return;
     }
@@ -322,7 +356,7 @@ static void on_data(struct udp *u, struct urx *r, const struct frame_info *fi, i
             u->ev.landed(u->ev.ctx, fi->imm, bytes, now);
         }
     }
-    if (fi->ackreq || r->unacked >= ACK_EVERY)
+    if (fi->ackreq || r->unacked >= ACK_EVERY || r->cnp_flag)
         send_ack(u, r, FALSE);
 }
 
@@ -421,9 +455,12 @@ static void run_receiver(struct udp *u, int64_t now)
             struct utx *t = &u->tx[GPOINTER_TO_UINT(v) - 1];
             if (t->peer != (uint32_t)src)
                 continue;
-            if (fi.is_cnp)
+            if (fi.is_cnp || (fi.has_aeth && fi.becn)) {
+                /* a CNP, or an ACK with the CNP flag (np_feedback = ack_flag): rp_cnp_handled */
                 u->st.cnp_received++;
-            else if (fi.has_aeth)
+                udp_cc_notified(t->ccp, &t->cc, arrived);
+            }
+            if (fi.has_aeth)
                 on_ack(u, t, &fi, arrived);
         }
     }
@@ -471,8 +508,15 @@ static int64_t udp_next_due(void *impl)
         const struct utx *t = &u->tx[i];
         if (t->una != t->nxt)
             due = MIN(due, t->progress_at + u->c.rto_ns);
-        if (tx_can_send(u, t))
-            due = MIN(due, u->c.rate_bps ? (int64_t)u->next_send : 0);
+        if (!tx_can_send(u, t))
+            continue;
+        /* its pacing slot at the rate last read, or sooner when a timer of its algorithm
+         * may change that rate */
+        double at = MAX(u->c.rate_bps ? u->next_send : 0.0, 0.0);
+        double own = udp_cc_ready_at_last(t->ccp, &t->cc);
+        if (own > -INFINITY) /* paced (+INFINITY: a zero rate, only a timer helps) */
+            at = MAX(at, MIN(own, (double)udp_cc_next_change(t->ccp, &t->cc)));
+        due = MIN(due, at >= (double)INT64_MAX ? INT64_MAX : (int64_t)at);
     }
     return due;
 }
@@ -536,6 +580,47 @@ static gboolean udp_quiet(void *impl)
 
 static void udp_stats(void *impl, struct xport_stats *st) { *st = ((struct udp *)impl)->st; }
 
+/* The reaction points at the end: per data QP, CNPs handled and the final and lowest rate. */
+static char *udp_cc_json(void *impl, int64_t now)
+{
+    struct udp *u = impl;
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    json_builder_set_member_name(b, "algorithm");
+    json_builder_add_string_value(b, u->cc.ops->name);
+    json_builder_set_member_name(b, "line_rate_bps");
+    json_builder_add_int_value(b, (gint64)u->cc.line_bps);
+    json_builder_set_member_name(b, "qps");
+    json_builder_begin_array(b);
+    for (uint32_t i = 0; i < u->ntx; i++) {
+        struct utx *t = &u->tx[i];
+        if (t->ctrl)
+            continue;
+        double rate = udp_cc_rate(t->ccp, &t->cc, now);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "qpn");
+        json_builder_add_int_value(b, t->qpn);
+        json_builder_set_member_name(b, "to_rank");
+        json_builder_add_int_value(b, t->peer);
+        json_builder_set_member_name(b, "packets_sent");
+        json_builder_add_int_value(b, (gint64)t->sent);
+        json_builder_set_member_name(b, "cnp_handled");
+        json_builder_add_int_value(b, (gint64)t->cc.f.cnp_handled);
+        json_builder_set_member_name(b, "rate_final_bps");
+        json_builder_add_int_value(b, (gint64)rate);
+        json_builder_set_member_name(b, "rate_min_bps");
+        json_builder_add_int_value(b, (gint64)t->cc.min_rate);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    JsonNode *root = json_builder_get_root(b);
+    char *text = json_to_string(root, FALSE);
+    json_node_unref(root);
+    g_object_unref(b);
+    return text;
+}
+
 static void udp_free(void *impl)
 {
     struct udp *u = impl;
@@ -557,6 +642,7 @@ static void udp_free(void *impl)
     g_free(u->tx);
     g_free(u->rx);
     g_free(u->ctrl_tx);
+    udp_np_clear(&u->np);
     if (u->tx_by_qpn)
         g_hash_table_unref(u->tx_by_qpn);
     if (u->rx_by_qpn)
@@ -567,8 +653,11 @@ static void udp_free(void *impl)
 static const struct xport_ops udp_ops = {
     .name = "udp", .post = udp_post, .notify = udp_notify, .pollfds = udp_pollfds,
     .next_due = udp_next_due, .service = udp_service, .quiet = udp_quiet, .stats = udp_stats,
-    .free = udp_free,
+    .cc_json = udp_cc_json, .free = udp_free,
 };
+
+/* control QPs carry the replay's own notifications: no congestion control */
+static const struct udp_cc none_cc = { .ops = &cc_none_ops };
 
 static struct utx *add_tx(struct udp *u, uint32_t peer, uint32_t qpn, uint32_t peer_qpn,
                           uint16_t sport, uint8_t dscp, gboolean ctrl)
@@ -577,6 +666,8 @@ static struct utx *add_tx(struct udp *u, uint32_t peer, uint32_t qpn, uint32_t p
     *t = (struct utx){ .peer = peer, .qpn = qpn, .peer_qpn = peer_qpn, .sport = sport,
                        .dscp = dscp, .ctrl = ctrl, .ipsn = udp_initial_psn(qpn) };
     t->msgs = g_array_new(FALSE, FALSE, sizeof(struct umsg));
+    t->ccp = ctrl ? &none_cc : &u->cc;
+    udp_cc_qp_init(t->ccp, &t->cc, u->cc.epoch_ns);
     t->fd = sport_socket(u, sport);
     t->sport = fd_port(t->fd);
     g_hash_table_insert(u->tx_by_qpn, GUINT_TO_POINTER(qpn), GUINT_TO_POINTER(++u->ntx));
@@ -589,7 +680,7 @@ static void add_rx(struct udp *u, uint32_t peer, uint32_t qpn, uint32_t peer_qpn
     struct urx *r = &u->rx[u->nrx];
     *r = (struct urx){ .peer = peer, .qpn = qpn, .peer_qpn = peer_qpn, .ctrl = ctrl,
                        .ipsn = udp_initial_psn(peer_qpn), .sport = u->c.port, .dscp = dscp,
-                       .last_cnp = INT64_MIN / 2 };
+                       .np_slot = udp_np_slot(&u->np, u->nrx, peer) };
     g_hash_table_insert(u->rx_by_qpn, GUINT_TO_POINTER(qpn), GUINT_TO_POINTER(++u->nrx));
 }
 
@@ -601,6 +692,15 @@ struct xport *udp_xport_new(const struct udp_config *c, const struct xport_event
     u->ev = *ev;
     u->fd = -1;
     u->rng = 0x9E3779B97F4A7C15ull * (c->me + 1);
+    u->cc = (struct udp_cc){ .ops = c->cc ? c->cc : &cc_none_ops, .sc = c->scenario,
+                             .line_bps = (double)(c->line_bps ? c->line_bps : c->rate_bps),
+                             .epoch_ns = ctrl_now_ns() };
+    if (u->cc.ops != &cc_none_ops && (!u->cc.sc || u->cc.line_bps <= 0)) {
+        g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_INPUT, "udp transport: congestion control %s "
+                    "needs a scenario's [dcqcn] knobs and a line rate", u->cc.ops->name);
+        udp_free(u);
+        return NULL;
+    }
     if (c->mtu == 0 || c->mtu > FRAME_MAX_BYTES - HDRS - 64 || c->window == 0) {
         g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_INPUT, "udp transport: mtu %u / window %u",
                     c->mtu, c->window);
@@ -619,6 +719,7 @@ struct xport *udp_xport_new(const struct udp_config *c, const struct xport_event
     u->tx = g_new0(struct utx, qps->len + c->nhosts);
     u->rx = g_new0(struct urx, qps->len + c->nhosts);
     u->ctrl_tx = g_new0(uint32_t, c->nhosts);
+    udp_np_init(&u->np, c->scenario ? cc_dcqcn_params(c->scenario) : NULL, qps->len + c->nhosts, c->nhosts);
     const uint8_t *dscp = c->sched->meta.present ? c->sched->meta.dscp : NULL;
     for (guint i = 0; i < qps->len; i++) {
         const struct sched_qp *q = &g_array_index(qps, struct sched_qp, i);

@@ -6,8 +6,12 @@
  * message's last, answers a PSN gap with one NAK (sequence error) and a duplicate with an ACK;
  * the sender goes back N on a NAK or after the retransmission timeout, and gives up after
  * `retry` timeouts without progress (IBV_WC_RETRY_EXC_ERR on a NIC). Sending is paced at
- * rate_bps per host (wire bytes, as the NIC would), at most `window` packets in flight per QP.
- * A CE-marked datagram makes the receiver send a CNP (at most one per QP per 50 us).
+ * rate_bps per host (wire bytes, as the NIC would), at most `window` packets in flight per QP,
+ * and each QP at its own rate: the rate its congestion control (udp_cc.h, the simulator's
+ * algorithm) gives it, line_bps without one.
+ * A CE-marked datagram makes the receiver a notification point: a CNP to the sender, moderated
+ * by the scenario's [dcqcn] min_time_between_cnps and cnp_scope (without a scenario, one per
+ * QP per 50 us), or with np_feedback = ack_flag a CNP flag in the datagram's ACK.
  * Each QP sends from its own UDP source port (the schedule's sport) when that port can be
  * bound, so ECMP switches spread flows as in the simulation.
  * Notifications travel on a control QP per host pair as zero-byte WRITE ONLY WITH IMMEDIATE.
@@ -15,6 +19,7 @@
 #ifndef ROCESIM_REPLAY_UDP_H
 #define ROCESIM_REPLAY_UDP_H
 #include <netinet/in.h>
+#include "models/cc.h"
 #include "models/schedule.h"
 #include "replay/transport.h"
 
@@ -31,6 +36,11 @@ struct udp_config {
     gboolean entropy_ports;           /* send each QP from its sport */
     double drop;                      /* fault injection: drop this fraction of the data
                                        * packets sent (seeded per host, reproducible) */
+    const struct cc_ops *cc;          /* reaction point per data QP (NULL: none) */
+    const struct scenario *scenario;  /* [dcqcn] knobs of the cc and the NP (NULL: none) */
+    uint64_t line_bps;                /* every QP's line rate (0: rate_bps) */
+    uint32_t test_ce_every;           /* TESTS ONLY: mark every Nth data packet of a QP CE
+                                       * at the sender, a CE source where no switch marks */
 };
 
 struct xport *udp_xport_new(const struct udp_config *c, const struct xport_events *ev,

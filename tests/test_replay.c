@@ -324,6 +324,20 @@ static void test_bad_input(void)
                    "lab.map:1: '10.0.0.300' is not an IPv4 address");
     expect_bad_cmd((const char *[]){ "replay", "/nonexistent.sched", "-o", out, NULL },
                    "/nonexistent.sched: cannot open");
+    /* congestion control (udp_cc.h): knobs only from a scenario, algorithms that need
+     * nothing from ACKs, the udp transport only */
+    char *ini = test_data_path("replay/pair2.ini");
+    expect_bad_cmd((const char *[]){ "replay", one, "--cc", "dcqcn", "-o", out, NULL },
+                   "--cc needs --scenario");
+    expect_bad_cmd((const char *[]){ "replay", one, "--cc", "dcqcn", "--transport", "verbs", "-o", out, NULL },
+                   "--cc is for the udp transport");
+    expect_bad_cmd((const char *[]){ "replay", one, "--scenario", ini, "--cc", "dctcp", "-o", out, NULL },
+                   "--cc dctcp: the udp transport's ACKs carry no ECN-echo");
+    expect_bad_cmd((const char *[]){ "replay", one, "--scenario", ini, "--cc", "bogus", "-o", out, NULL },
+                   "--cc bogus: expected one of none|dcqcn");
+    expect_bad_cmd((const char *[]){ "replay", one, "--test-ce-every", "-1", "-o", out, NULL },
+                   "--test-ce-every -1: expected 0 (off) or a count N > 0");
+    g_free(ini);
     CU_ASSERT(!g_file_test(out, G_FILE_TEST_EXISTS));
     test_rmtree(dir);
     g_free(four);
@@ -539,6 +553,142 @@ static void replay_scenario(const char *name, const char *extra, gboolean compar
     g_free(sched);
     g_free(lab);
     g_free(sim);
+}
+
+/* A counter of counters.csv: host `host`'s `name` (-1: no such row). */
+static gint64 counter_of(const char *dir, const char *host, const char *name)
+{
+    char *p = g_build_filename(dir, "counters.csv", NULL), *text = NULL;
+    gint64 v = -1;
+    if (g_file_get_contents(p, &text, NULL, NULL)) {
+        char **lines = g_strsplit(text, "\n", -1);
+        for (char **l = lines; *l; l++) {
+            char **f = g_strsplit(*l, ",", -1);
+            if (g_strv_length(f) == 5 && !strcmp(f[1], host) && !strcmp(f[3], name))
+                v = g_ascii_strtoll(f[4], NULL, 10);
+            g_strfreev(f);
+        }
+        g_strfreev(lines);
+    }
+    g_free(text);
+    g_free(p);
+    return v;
+}
+
+/* The congestion-control figures summary.json has for the one data QP of rank `rank`. */
+struct qp_cc {
+    gint64 handled, rate_min, rate_final, line;
+    char *algorithm;
+};
+
+static struct qp_cc qp_cc_of(const char *dir, int rank)
+{
+    struct qp_cc q = { -1, -1, -1, -1, NULL };
+    char *p = g_build_filename(dir, "summary.json", NULL);
+    JsonParser *jp = json_parser_new();
+    if (json_parser_load_from_file(jp, p, NULL)) {
+        JsonObject *r = json_object_get_object_member(json_node_get_object(json_parser_get_root(jp)), "replay");
+        JsonArray *hosts = json_object_get_array_member(r, "hosts");
+        JsonObject *h = json_array_get_object_element(hosts, (guint)rank);
+        JsonObject *cc = json_object_has_member(h, "cc") ? json_object_get_object_member(h, "cc") : NULL;
+        JsonArray *qps = cc ? json_object_get_array_member(cc, "qps") : NULL;
+        if (qps && json_array_get_length(qps) == 1) {
+            JsonObject *o = json_array_get_object_element(qps, 0);
+            q.handled = json_object_get_int_member(o, "cnp_handled");
+            q.rate_min = json_object_get_int_member(o, "rate_min_bps");
+            q.rate_final = json_object_get_int_member(o, "rate_final_bps");
+            q.line = json_object_get_int_member(cc, "line_rate_bps");
+            q.algorithm = g_strdup(json_object_get_string_member(cc, "algorithm"));
+        }
+    }
+    g_object_unref(jp);
+    g_free(p);
+    return q;
+}
+
+/* One 2 MB transfer, host 1 -> host 0 at 1 Gb/s, every datagram CE-marked by the sender
+ * (--test-ce-every 1, the test-only CE source), DCQCN knobs that make the effect plain:
+ * the paper's (each CNP cuts at once, 50 us between CNPs per QP) without recovery
+ * (timer 1 s, byte counter off) and a 100 Mb/s floor.
+ *   --cc none: the receiver's NP sends CNPs and the sender counts them (rp_cnp_handled), but
+ *   the rate stays at line; at most one CNP per 50 us: cnp_sent <= fct / 50 us + 1.
+ *   --cc dcqcn: each CNP halves the rate (alpha stays about 1), so a few CNPs bring it to the
+ *   100 Mb/s floor, which is then its lowest rate; the FCT is longer than without CC and
+ *   than twice the ideal (16 ms at line rate; 160 ms at the floor).
+ * Both deliver every byte. */
+static int replay_pair(const char *sched, const char *ini, const char *lab, const char *cc, char **log)
+{
+    char *cmd = g_strdup_printf("timeout -k 5 120 mpirun --allow-run-as-root --oversubscribe -np 2 "
+                                "'%s' replay '%s' --udp-port %d --ctrl-port %d -o '%s' --scenario '%s' "
+                                "--timeout 20s --cc %s --test-ce-every 1 --set nic.cc_preset=dcqcn_paper "
+                                "--set dcqcn.rpg_time_reset=1s --set dcqcn.rpg_byte_reset=0B "
+                                "--set dcqcn.rpg_min_rate=100Mbps 2>&1",
+                                test_rocesim_bin(), sched, port_base(), port_base() + 1, lab, ini, cc);
+    int rc = test_run(cmd, log);
+    g_free(cmd);
+    if (rc != 0)
+        fprintf(stderr, "\nreplay --cc %s exit %d:\n%s\n", cc, rc, *log);
+    return rc;
+}
+
+static void test_mpirun_cc_cnp(void)
+{
+    if (!have_mpirun())
+        return;
+    char *dir = test_tmpdir();
+    char *ini = test_data_path("replay/pair2.ini");
+    char *sched = g_build_filename(dir, "job.sched", NULL);
+    char *none = g_build_filename(dir, "none", NULL), *dcqcn = g_build_filename(dir, "dcqcn", NULL);
+    const char *sargs[] = { "schedule", ini, "-o", sched, NULL };
+    CU_ASSERT_EQUAL_FATAL(test_rocesim(sargs, NULL, NULL, NULL), 0);
+    char *log = NULL;
+    int rc = replay_pair(sched, ini, none, "none", &log);
+    CU_ASSERT_EQUAL(rc, 0);
+    g_free(log);
+    log = NULL;
+    int rc2 = replay_pair(sched, ini, dcqcn, "dcqcn", &log);
+    CU_ASSERT_EQUAL(rc2, 0);
+    g_free(log);
+    if (rc == 0 && rc2 == 0) {
+        check_complete_replay(sched, none);
+        check_complete_replay(sched, dcqcn);
+        char *c0 = summary_str(none, "replay", "cc"), *c1 = summary_str(dcqcn, "replay", "cc");
+        CU_ASSERT_STRING_EQUAL(c0, "none");
+        CU_ASSERT_STRING_EQUAL(c1, "dcqcn");
+        g_free(c0);
+        g_free(c1);
+        /* without CC: counted, nothing changes */
+        struct qp_cc n = qp_cc_of(none, 1), d = qp_cc_of(dcqcn, 1);
+        gint64 fct_none = test_metric(none, "fct_p50_ns"), fct_dcqcn = test_metric(dcqcn, "fct_p50_ns");
+        gint64 sent = test_metric(none, "cnp_sent");
+        CU_ASSERT(sent > 0);
+        CU_ASSERT(n.handled > 0 && n.handled <= sent);
+        CU_ASSERT_EQUAL(counter_of(none, "host1", "rp_cnp_handled"), n.handled);
+        CU_ASSERT_EQUAL(counter_of(none, "host0", "np_cnp_sent"), sent);
+        CU_ASSERT(sent <= fct_none / 50000 + 1);
+        CU_ASSERT(test_metric(none, "ecn_marked") > sent); /* every datagram CE, CNPs moderated */
+        CU_ASSERT_EQUAL(n.line, 1000000000);
+        CU_ASSERT_EQUAL(n.rate_min, n.line);
+        CU_ASSERT_EQUAL(n.rate_final, n.line);
+        /* with DCQCN: the CNPs cut the rate to the floor, the transfer takes longer */
+        CU_ASSERT(d.handled > 0);
+        CU_ASSERT_EQUAL(counter_of(dcqcn, "host1", "rp_cnp_handled"), d.handled);
+        CU_ASSERT_EQUAL(d.rate_min, 100000000);
+        CU_ASSERT(d.rate_final <= d.line);
+        CU_ASSERT(fct_dcqcn > fct_none);
+        CU_ASSERT(fct_dcqcn > 2 * 16000000); /* 2 MB at 1 Gb/s: 16 ms before headers */
+        if (!(fct_dcqcn > fct_none))
+            fprintf(stderr, "\nfct with dcqcn %" G_GINT64_FORMAT " ns, without %" G_GINT64_FORMAT " ns\n",
+                    fct_dcqcn, fct_none);
+        g_free(n.algorithm);
+        g_free(d.algorithm);
+    }
+    test_rmtree(dir);
+    g_free(dir);
+    g_free(ini);
+    g_free(sched);
+    g_free(none);
+    g_free(dcqcn);
 }
 
 static void test_mpirun_ring_allreduce(void) { replay_scenario("ring4", NULL, TRUE); }
@@ -926,6 +1076,7 @@ static CU_TestInfo tests[] = {
     { "mpirun -np 3 --subset: 3 of the incast's 4 hosts", test_mpirun_subset },
     { "mpirun -np 4: incast", test_mpirun_incast },
     { "mpirun -np 4: packet loss recovered", test_mpirun_drops_recovered },
+    { "mpirun -np 2: CE marks, CNPs, DCQCN vs no CC", test_mpirun_cc_cnp },
     { "mpirun -np 4: NIC knobs into summary.json and fragments", test_mpirun_knobs_fixture },
     { "a rank killed: the others stop, incomplete", test_rank_killed },
     { "a rank hung: timeout, incomplete", test_rank_hangs },
