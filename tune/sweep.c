@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "sim/results.h"
+#include "results/folder.h"
 #include "sim/scenario.h"
 
 G_DEFINE_QUARK(rocesim-sweep-error, sweep_error)

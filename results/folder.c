@@ -1,4 +1,4 @@
-#include "sim/results.h"
+#include "results/folder.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <string.h>

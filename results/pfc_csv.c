@@ -1,4 +1,4 @@
-#include "analysis/pfc_csv.h"
+#include "results/pfc_csv.h"
 #include <glib.h>
 #include <string.h>
 
