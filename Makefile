@@ -3,7 +3,7 @@
 # tests/test_*.c suite are built without editing this file.
 
 CC      ?= gcc
-PKGS    := glib-2.0 json-glib-1.0 libpcap
+PKGS    := glib-2.0 json-glib-1.0 libpcap zlib
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -g -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -libverbs -lrdmacm -lm
 TEST_LDLIBS := -lcunit
@@ -21,7 +21,7 @@ TESTS_REL := $(patsubst tests/%.c,build/tests/%,$(TEST_SRCS))
 TESTS_SAN := $(patsubst tests/%.c,build/tests-san/%,$(TEST_SRCS))
 
 # Debian packages the project needs; `make deps` installs the missing ones.
-DEB_PKGS := build-essential pkg-config libglib2.0-dev libjson-glib-dev libpcap-dev \
+DEB_PKGS := build-essential pkg-config libglib2.0-dev libjson-glib-dev libpcap-dev zlib1g-dev \
             libibverbs-dev librdmacm-dev libcunit1-dev gnuplot-nox
 DEB_CHECK_PKGS := tshark chromium openmpi-bin libopenmpi-dev iproute2 clang libclang-rt-14-dev
 

@@ -23,6 +23,7 @@
 #include "results/format.h"
 #include "results/outcome.h"
 #include "results/samples.h"
+#include "results/select.h"
 #include "results/summary_run.h"
 #include "results/topology_csv.h"
 #include "cli/run.h"
@@ -70,7 +71,8 @@ static const char *human(metrics_kind kind, double v, char *buf, size_t len)
 #define human_bytes(v, buf, len) human(METRICS_KIND_BYTES, (double)(v), buf, len)
 #define human_ns(v, buf, len) human(METRICS_KIND_TIME, (double)(v), buf, len)
 
-static void print_summary(const struct net *n, const struct run_figures *fig, const char *dir)
+static void print_summary(const struct net *n, const struct run_figures *fig, const struct sample_selection *sel,
+                          const char *dir)
 {
     const struct scenario *sc = n->sc;
     const struct topology *t = n->topo;
@@ -148,13 +150,19 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
     for (guint i = 0; i < fig->warnings->len; i++)
         printf("  WARNING      %s\n", (const char *)g_ptr_array_index(fig->warnings, i));
     outcome_print_collectives(n->sched, fig);
+    if (sel->port || sel->scale != 1) {
+        char q[32];
+        printf("  %-12s %u of %u ports (sample_ports = %s), every %s (sample_scale %u)%s\n", "sampled",
+               sel->port ? sel->nports : t->nports, t->nports, sc->sample_ports,
+               units_format_time(sc->queue_sample, q, sizeof q), sel->scale, sc->compress ? ", gzip" : "");
+    }
     printf("results in %s/\n", dir);
     /* the engine figures close the output: the line benchmarks and logs look for */
     printf("engine: %" G_GUINT64_FORMAT " events (%.2f M/s), %" G_GUINT64_FORMAT " packet-hops (%.2f M/s), "
-           "sim %s, wall %.2f s, peak RSS %s\n",
+           "sim %s, wall %.2f s, output %.2f s (%.1f%% of the run and its writing), peak RSS %s\n",
            n->eng.events, fig->wall_s > 0 ? n->eng.events / fig->wall_s / 1e6 : 0, n->st.packet_hops,
            fig->wall_s > 0 ? n->st.packet_hops / fig->wall_s / 1e6 : 0, human_ns(fig->end / PS_PER_NS, a, sizeof a),
-           fig->wall_s, human_bytes(fig->peak_rss, c, sizeof c));
+           fig->wall_s, fig->output_s, 100 * fig->output_share, human_bytes(fig->peak_rss, c, sizeof c));
 }
 
 /* ---------- packet capture ([output] pcap) ---------- */
@@ -178,30 +186,21 @@ static gboolean open_captures(struct net *n, const struct results_dir *rd, GPtrA
     const struct scenario *sc = n->sc;
     if (!*sc->pcap)
         return TRUE;
-    char **items = g_strsplit(sc->pcap, ",", -1);
+    char *bad = NULL;
+    GArray *refs = select_parse_ports(n->topo, sc->pcap, &bad);
+    if (!refs) {
+        scenario_key_error(err, sc, "output", "pcap", sc->pcap,
+                           "'%s' is not a port: expected NODE:PORT such as leaf0:17, or a host such as host3", bad);
+        g_free(bad);
+        return FALSE;
+    }
     gboolean ok = TRUE;
-    for (int i = 0; items[i] && ok; i++) {
-        char *item = g_strstrip(items[i]);
-        char *colon = strchr(item, ':');
-        if (colon)
-            *colon = 0;
-        int64_t node = topology_find_node(n->topo, item);
-        guint64 port = 0;
-        char *end = NULL;
-        if (colon)
-            port = g_ascii_strtoull(colon + 1, &end, 10);
-        if (node < 0 || (colon && (!colon[1] || *end)) || port >= n->topo->nodes[node].nports) {
-            if (colon)
-                *colon = ':';
-            scenario_key_error(err, sc, "output", "pcap", sc->pcap,
-                               "'%s' is not a port: expected NODE:PORT such as leaf0:17, or a host such as host3", item);
-            ok = FALSE;
-            break;
-        }
-        struct port_rt *p = &n->ports[n->topo->nodes[node].first_port + port];
+    for (guint i = 0; i < refs->len && ok; i++) {
+        const struct port_ref *r = &g_array_index(refs, struct port_ref, i);
+        struct port_rt *p = &n->ports[n->topo->nodes[r->node].first_port + r->port];
         if (p->tap)
             continue;
-        char *name = g_strdup_printf("%s-%u.pcap", item, (unsigned)port);
+        char *name = g_strdup_printf("%s-%u.pcap", n->topo->nodes[r->node].name, r->port);
         char *path = g_build_filename(rd->tmp, name, NULL);
         struct pcap_writer *w = pcap_writer_open(path, sc->pcap_snaplen, err);
         g_free(path);
@@ -213,7 +212,7 @@ static gboolean open_captures(struct net *n, const struct results_dir *rd, GPtrA
         p->tap = w;
         g_ptr_array_add(writers, w);
     }
-    g_strfreev(items);
+    g_array_free(refs, TRUE);
     n->tap_fn = pcap_tap;
     return ok;
 }
@@ -358,6 +357,7 @@ int run_scenario(const struct run_options *o)
     struct net *n = NULL;
     struct results_dir rd = { 0 };
     struct sample_writer sw = { 0 };
+    struct sample_selection sel = { 0 };
     struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
     GPtrArray *captures = g_ptr_array_new();
     struct xfer_outcome *outcomes = NULL;
@@ -367,14 +367,15 @@ int run_scenario(const struct run_options *o)
     if (!results_check_target(out, &err))
         goto fail;
     if (!(topo = topology_build(sc, &err)) || !(sched = workload_build_all(sc, topo, &err)) ||
-        !(n = net_build(sc, topo, sched, &err)))
+        !(n = net_build(sc, topo, sched, &err)) || !sample_selection_build(&sel, n, &err))
         goto fail;
+    sample_selection_apply_scale(&sel, sc);
     rc = 1;
     interrupt_catch();
     if (!results_begin(&rd, out, &err))
         goto fail;
     n->eng.interrupt = &interrupt_signal;
-    if (!sample_writer_open(&sw, &rd, &err))
+    if (!sample_writer_open(&sw, &rd, sc->compress == 1, &sel, &err))
         goto fail;
     struct net_sample_hooks hooks;
     sample_writer_hooks(&sw, &hooks);
@@ -396,6 +397,7 @@ int run_scenario(const struct run_options *o)
     fig.end = end;
     fig.peak_rss = peak_rss_bytes();
     n->hooks = (struct net_sample_hooks){ 0 };
+    uint64_t written0 = results_clock_ns(); /* the writing after the run, for output_s */
 
     FILE *f;
     if (!(f = results_open(&rd, RESULTS_TRANSFERS, &err)))
@@ -422,6 +424,9 @@ int run_scenario(const struct run_options *o)
         goto fail;
     if (topo->servers && !write_server_files(n, &rd, end, &fig, &err))
         goto fail;
+    double after_s = (double)(results_clock_ns() - written0) / 1e9;
+    fig.output_s = (double)sw.output_ns / 1e9 + after_s;
+    fig.output_share = fig.wall_s + after_s > 0 ? fig.output_s / (fig.wall_s + after_s) : 0;
     if (!summary_write_run(&rd, n, &fig, end, &err))
         goto fail;
     if (interrupt_signal)
@@ -430,7 +435,7 @@ int run_scenario(const struct run_options *o)
         goto fail;
     interrupt_release(); /* the folder is complete: a signal from here on just ends the process */
     if (!o->quiet)
-        print_summary(n, &fig, out);
+        print_summary(n, &fig, &sel, out);
     /* plots and the report come after the folder is in place */
     if (!draw_report(o, sc, out)) {
         rc = 1;
@@ -454,6 +459,7 @@ fail:
     interrupt_release(); /* dies of a signal caught during the run, now that nothing is left */
 done:
     run_figures_clear(&fig);
+    sample_selection_clear(&sel);
     g_ptr_array_unref(captures);
     g_free(outcomes);
     net_free(n);

@@ -373,6 +373,40 @@ void net_flush_samples(struct net *n)
         hist_account(&n->ports[i], n->last_event_time);
 }
 
+void net_qp_path(const struct net *n, uint32_t qp, void (*fn)(void *ctx, uint32_t port), void *ctx)
+{
+    const struct qp_rt *q = &n->qps[qp];
+    const struct topology *t = n->topo;
+    uint32_t port = n->hosts[q->src].port;
+    for (int hop = 0; hop < 64; hop++) {
+        fn(ctx, port);
+        uint32_t node = n->ports[n->ports[port].peer].node;
+        if (node < t->nhosts)
+            return;
+        uint32_t cnt;
+        const uint16_t *hops = net_routes(n, node, q->dst, &cnt);
+        if (!cnt)
+            return;
+        uint32_t c = cnt > 1 ? ecmp_hash(q->src, q->dst, q->sport, ROCE_UDP_DPORT,
+                                         n->switches[node - t->nhosts].hash_seed) % cnt : 0;
+        port = t->nodes[node].first_port + hops[c];
+    }
+}
+
+void net_qp_bytes(const struct net *n, uint64_t *qp_bytes)
+{
+    for (uint32_t i = 0; i < n->nxfers; i++) {
+        const struct xfer_rt *x = &n->xfers[i];
+        if (x->split == NONE32) {
+            if (x->qp != NONE32) /* markers (0 bytes) have no QP */
+                qp_bytes[x->qp] += xfer_bytes(n, i);
+            continue;
+        }
+        for (uint32_t k = 0; k < n->parts_left[i]; k++)
+            qp_bytes[n->xfers[x->split + k].qp] += xfer_bytes(n, x->split + k);
+    }
+}
+
 /* ---------- construction ---------- */
 
 uint64_t net_port_headroom(const struct scenario *sc, uint64_t rate, simtime_t delay)

@@ -372,6 +372,13 @@ gboolean faults_schedule(struct net *n, GError **err);
 bool nic_rx_stalled(struct net *n, struct host_rt *h, uint32_t pkt);
 void nic_rx_drain(struct net *n, struct host_rt *h);
 
+/* The egress ports (global indices) a QP's packets leave by, from its NIC port to the last
+ * switch port before its destination, on the fabric as built: the ECMP hash path (with other
+ * load balancing modes, the path ECMP would take stands in for the ones they spread over). */
+void net_qp_path(const struct net *n, uint32_t qp, void (*fn)(void *ctx, uint32_t port), void *ctx);
+/* The bytes the schedule puts on each QP (qp_bytes has nqps entries, zeroed by the caller). */
+void net_qp_bytes(const struct net *n, uint64_t *qp_bytes);
+
 /* Samples go to h's functions while the run goes (copied; call before net_run). */
 void net_attach_sampler(struct net *n, const struct net_sample_hooks *h);
 /* writes the last samples and closes the queue-depth histograms at the end of the run */

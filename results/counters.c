@@ -1,6 +1,7 @@
 /* counters.csv's names and rows (see counters.h). */
 #include "results/counters.h"
 #include <glib.h>
+#include "results/row.h"
 
 static const char *const names[RC_COUNT] = {
     [RC_NP_ECN_MARKED_ROCE_PACKETS] = "np_ecn_marked_roce_packets",
@@ -54,7 +55,18 @@ const char *results_net_counter_name(enum net_counter c)
 
 void results_counter_row(FILE *f, uint64_t t_ns, const char *node, uint32_t port, const char *name, uint64_t v)
 {
-    fprintf(f, "%" G_GUINT64_FORMAT ",%s,%u,%s,%" G_GUINT64_FORMAT "\n", t_ns, node, port, name, v);
+    size_t nl = strlen(node), cl = strlen(name);
+    if (!row_fits(nl, cl)) {
+        fprintf(f, "%" G_GUINT64_FORMAT ",%s,%u,%s,%" G_GUINT64_FORMAT "\n", t_ns, node, port, name, v);
+        return;
+    }
+    struct row r;
+    row_head(&r, t_ns, node, nl, port);
+    row_str(&r, name, cl);
+    row_ch(&r, ',');
+    row_u64(&r, v);
+    row_ch(&r, '\n');
+    row_put(&r, f);
 }
 
 void results_counter_row_host_i64(FILE *f, uint64_t t_ns, uint32_t host, const char *name, int64_t v)
@@ -76,12 +88,12 @@ static void pfc_counters(FILE *f, uint64_t t, const char *node, uint32_t port, c
     for (int q = 0; q < NPRIO; q++) {
         if (!(sc->lossless_mask & (1u << q)) && !p->rx_pause[q] && !p->tx_pause[q])
             continue;
-        results_counter_row(f, t, node, port, results_prio_counter_name(RC_RX_PAUSE, q, c, sizeof c), p->rx_pause[q]);
-        results_counter_row(f, t, node, port, results_prio_counter_name(RC_RX_PAUSE_DURATION, q, c, sizeof c),
-                            p->rx_pause_dur[q] / PS_PER_US);
-        results_counter_row(f, t, node, port, results_prio_counter_name(RC_TX_PAUSE, q, c, sizeof c), p->tx_pause[q]);
-        results_counter_row(f, t, node, port, results_prio_counter_name(RC_TX_PAUSE_DURATION, q, c, sizeof c),
-                            p->tx_pause_dur[q] / PS_PER_US);
+        const struct { enum results_prio_counter c; uint64_t v; } rows[] = {
+            { RC_RX_PAUSE, p->rx_pause[q] }, { RC_RX_PAUSE_DURATION, p->rx_pause_dur[q] / PS_PER_US },
+            { RC_TX_PAUSE, p->tx_pause[q] }, { RC_TX_PAUSE_DURATION, p->tx_pause_dur[q] / PS_PER_US },
+        };
+        for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
+            results_counter_row(f, t, node, port, results_prio_counter_name(rows[i].c, q, c, sizeof c), rows[i].v);
     }
 }
 

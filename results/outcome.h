@@ -46,7 +46,9 @@ struct run_figures {
     uint64_t nxfers, done, bytes;
     uint64_t fct_p50, fct_p99, fct_max, completion;
     double sd_p50, sd_p99, sd_max;
-    double wall_s;
+    double wall_s;                   /* the engine's run (sampling included) */
+    double output_s;                 /* writing results: sampling ticks, rows, summary.json */
+    double output_share;             /* output_s / (wall_s + the writing after the run) */
     uint64_t peak_rss;
     simtime_t end;
     GPtrArray *warnings;

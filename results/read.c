@@ -1,5 +1,6 @@
 /* Reading results folders (see read.h). */
 #include "results/read.h"
+#include "results/gz.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -101,13 +102,25 @@ static gboolean csv_split(results_csv *c, GError **err)
 results_csv *results_csv_open(const char *path, GError **err)
 {
     FILE *f = fopen(path, "r");
+    char *opened = g_strdup(path);
+    if (!f && errno == ENOENT) { /* [output] compress = gzip wrote PATH.gz */
+        char *gz = g_strconcat(path, ".gz", NULL);
+        if ((f = gz_fopen(gz, "r"))) {
+            g_free(opened);
+            opened = gz;
+        } else {
+            g_free(gz);
+            errno = ENOENT;
+        }
+    }
     if (!f) {
         int e = errno;
         g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e), "%s: %s", path, g_strerror(e));
+        g_free(opened);
         return NULL;
     }
     results_csv *c = g_new0(results_csv, 1);
-    c->path = g_strdup(path);
+    c->path = opened;
     c->f = f;
     c->header = g_ptr_array_new_with_free_func(g_free);
     c->fields = g_ptr_array_new();

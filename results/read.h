@@ -23,7 +23,8 @@ GQuark results_error_quark(void);
  *   "out/queues.csv:17: 4 fields, expected 5 (t_ns,node,port,prio,bytes)". */
 typedef struct results_csv results_csv;
 
-/* Opens and reads the header. A missing file fails with G_FILE_ERROR / G_FILE_ERROR_NOENT
+/* Opens and reads the header. PATH missing, PATH.gz is read in its place (the path in
+ * messages is then PATH.gz). A missing file fails with G_FILE_ERROR / G_FILE_ERROR_NOENT
  * (callers that treat a missing file as "nothing to show" test for it). An empty file opens
  * fine with no columns and no rows. */
 results_csv *results_csv_open(const char *path, GError **err);

@@ -1,9 +1,11 @@
 /* The time-series rows (see samples.h). */
 #include "results/samples.h"
 #include <math.h>
+#include <string.h>
 #include <time.h>
 #include "results/counters.h"
 #include "results/format.h"
+#include "results/row.h"
 
 uint64_t results_clock_ns(void)
 {
@@ -16,24 +18,45 @@ static void queue_row(void *ctx, uint64_t t_ns, uint32_t port, const char *node,
                       uint32_t bytes)
 {
     struct sample_writer *w = ctx;
-    (void)port;
-    fprintf(w->queues, "%" G_GUINT64_FORMAT ",%s,%u,%d,%u\n", t_ns, node, local, prio, bytes);
+    if (w->sel && w->sel->port && !w->sel->port[port])
+        return;
+    size_t nl = strlen(node);
+    if (!row_fits(nl, 0)) {
+        fprintf(w->queues, "%" G_GUINT64_FORMAT ",%s,%u,%d,%u\n", t_ns, node, local, prio, bytes);
+        return;
+    }
+    struct row r;
+    row_head(&r, t_ns, node, nl, local);
+    row_u64(&r, (uint64_t)prio);
+    row_ch(&r, ',');
+    row_u64(&r, bytes);
+    row_ch(&r, '\n');
+    row_put(&r, w->queues);
 }
 
 static void rate_row(void *ctx, uint64_t t_ns, uint32_t flow, double rate_gbps)
 {
     struct sample_writer *w = ctx;
-    if (isnan(rate_gbps))
-        fprintf(w->rates, "%" G_GUINT64_FORMAT ",%u,\n", t_ns, flow); /* the flow's line ends */
-    else
-        fprintf(w->rates, "%" G_GUINT64_FORMAT ",%u,%.4f\n", t_ns, flow, rate_gbps);
+    if (w->sel && w->sel->flow && !w->sel->flow[flow])
+        return;
+    struct row r;
+    row_begin(&r);
+    row_u64(&r, t_ns);
+    row_ch(&r, ',');
+    row_u64(&r, flow);
+    row_ch(&r, ',');
+    if (!isnan(rate_gbps)) /* empty: the flow's line ends */
+        row_fixed4(&r, rate_gbps);
+    row_ch(&r, '\n');
+    row_put(&r, w->rates);
 }
 
 static void counter_row(void *ctx, uint64_t t_ns, uint32_t port, const char *node, uint32_t local,
                         enum net_counter which, uint64_t value)
 {
     struct sample_writer *w = ctx;
-    (void)port;
+    if (w->sel && w->sel->port && !w->sel->port[port])
+        return;
     results_counter_row(w->counters, t_ns, node, local, results_net_counter_name(which), value);
 }
 
@@ -43,8 +66,21 @@ static void pfc_row(void *ctx, uint64_t t_ns, uint32_t port, const char *node, u
     struct sample_writer *w = ctx;
     (void)port;
     uint64_t t0 = results_clock_ns();
-    fprintf(w->pfc, "%" G_GUINT64_FORMAT ",%s,%u,%d,%s,%" G_GUINT64_FORMAT "\n", t_ns, node, local, prio, event,
-            duration_ns);
+    size_t nl = strlen(node), el = strlen(event);
+    if (!row_fits(nl, el)) {
+        fprintf(w->pfc, "%" G_GUINT64_FORMAT ",%s,%u,%d,%s,%" G_GUINT64_FORMAT "\n", t_ns, node, local, prio, event,
+                duration_ns);
+    } else {
+        struct row r;
+        row_head(&r, t_ns, node, nl, local);
+        row_u64(&r, (uint64_t)prio);
+        row_ch(&r, ',');
+        row_str(&r, event, el);
+        row_ch(&r, ',');
+        row_u64(&r, duration_ns);
+        row_ch(&r, '\n');
+        row_put(&r, w->pfc);
+    }
     w->output_ns += results_clock_ns() - t0;
 }
 
@@ -60,18 +96,25 @@ static void tick(void *ctx, bool begin)
         w->output_ns += now - w->tick_started_ns;
 }
 
-gboolean sample_writer_open(struct sample_writer *w, const struct results_dir *rd, GError **err)
+static const char *const names[] = { RESULTS_QUEUES, RESULTS_RATES, RESULTS_PFC, RESULTS_COUNTERS };
+static const char *const gz_names[] = { RESULTS_QUEUES ".gz", RESULTS_RATES ".gz", RESULTS_PFC ".gz",
+                                        RESULTS_COUNTERS ".gz" };
+
+gboolean sample_writer_open(struct sample_writer *w, const struct results_dir *rd, bool gzip,
+                            const struct sample_selection *sel, GError **err)
 {
-    *w = (struct sample_writer){ 0 };
-    if (!(w->queues = results_open(rd, RESULTS_QUEUES, err)) || !(w->rates = results_open(rd, RESULTS_RATES, err)) ||
-        !(w->pfc = results_open(rd, RESULTS_PFC, err)) || !(w->counters = results_open(rd, RESULTS_COUNTERS, err))) {
-        sample_writer_abort(w);
-        return FALSE;
+    *w = (struct sample_writer){ .gzip = gzip, .sel = sel };
+    FILE **f[] = { &w->queues, &w->rates, &w->pfc, &w->counters };
+    static const char *const headers[] = { RESULTS_QUEUES_HEADER "\n", RESULTS_RATES_HEADER "\n",
+                                           RESULTS_PFC_HEADER "\n", RESULTS_COUNTERS_HEADER "\n" };
+    for (size_t i = 0; i < G_N_ELEMENTS(f); i++) {
+        *f[i] = gzip ? results_open_gz(rd, gz_names[i], err) : results_open(rd, names[i], err);
+        if (!*f[i]) {
+            sample_writer_abort(w);
+            return FALSE;
+        }
+        fputs(headers[i], *f[i]);
     }
-    fputs(RESULTS_COUNTERS_HEADER "\n", w->counters);
-    fputs(RESULTS_QUEUES_HEADER "\n", w->queues);
-    fputs(RESULTS_RATES_HEADER "\n", w->rates);
-    fputs(RESULTS_PFC_HEADER "\n", w->pfc);
     return TRUE;
 }
 
@@ -84,7 +127,7 @@ void sample_writer_hooks(struct sample_writer *w, struct net_sample_hooks *h)
 gboolean sample_writer_close(struct sample_writer *w, GError **err)
 {
     FILE **f[] = { &w->queues, &w->rates, &w->pfc, &w->counters };
-    const char *name[] = { RESULTS_QUEUES, RESULTS_RATES, RESULTS_PFC, RESULTS_COUNTERS };
+    const char *const *name = w->gzip ? gz_names : names;
     gboolean ok = TRUE;
     for (size_t i = 0; i < G_N_ELEMENTS(f); i++) {
         if (!*f[i])

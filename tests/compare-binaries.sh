@@ -5,7 +5,9 @@
 # of report.html; those are masked before comparing. bench/large.ini runs with a shortened stop
 # (LARGE_STOP, default 100us) because it takes minutes; the 256-host variant of bench/fabric.ini
 # that bench/run measures runs with FABRIC256_STOP (default 200us). Exit 0 when identical.
-# BASE_OUT=DIR reuses BASE's folders from an earlier call (BASE is then not run); ONLY_BASE=1
+# NEW_ARGS="..." are extra arguments for NEW alone (e.g. --set output.sample_ports=all to
+# compare NEW's full-detail files with a binary that predates [output] sample_ports);
+# summary.json's scenario.output keys that BASE does not know are masked. BASE_OUT=DIR reuses BASE's folders from an earlier call (BASE is then not run); ONLY_BASE=1
 # runs BASE alone into OUT/base (to prepare BASE_OUT).
 set -u
 cd "$(dirname "$0")/.."
@@ -42,13 +44,17 @@ e = s.get("engine", {})
 for k in list(e):
     if k in ("wall_s", "events_per_s", "packet_hops_per_s", "peak_rss_bytes") or k.startswith("output_"):
         del e[k]
+for k in ("sample_ports", "sample_scale", "compress"):
+    s.get("scenario", {}).get("output", {}).pop(k, None)
 json.dump(s, open(p + ".masked", "w"), indent=1, sort_keys=True)
 PY
     rm "$d/summary.json"
   fi
   if [ -f "$d/report.html" ]; then
     # the engine table's wall-clock rows and summary.json's size (its wall figures vary)
-    grep -v -E 'wall|RSS|rss|_per_s|<code>summary.json</code>' "$d/report.html" > "$d/report.html.masked"
+    # (and the rows of keys and figures BASE may not have: the [output] selection, output_*)
+    grep -v -E 'wall|RSS|rss|_per_s|<code>summary.json</code>|<td>(sample_ports|sample_scale|compress|output_s|output_share)</td>' \
+      "$d/report.html" > "$d/report.html.masked"
     rm "$d/report.html"
   fi
   # the folder's own path, in the report's header and in messages (plots/skipped.txt)
@@ -63,7 +69,7 @@ for r in "${runs[@]}"; do
   if [ -z "${BASE_OUT:-}" ]; then run_one "$base" "$out/base/$name" "$scen" $extra; fi
   [ -n "${ONLY_BASE:-}" ] && { echo "base $name: exit $(cat "$out/base/$name.rc")"; continue; }
   # shellcheck disable=SC2086
-  run_one "$new" "$out/new/$name" "$scen" $extra
+  run_one "$new" "$out/new/$name" "$scen" $extra ${NEW_ARGS:-}
   b=${BASE_OUT:-$out/base}/$name
   cp -r "$b" "$out/b.$name" 2>/dev/null; cp "$b.rc" "$out/b.$name.rc" 2>/dev/null
   mask "$out/b.$name" "$b"; mask "$out/new/$name" "$out/new/$name"
