@@ -176,6 +176,7 @@ test-san: build/rocesim-san $(TESTS_SAN)
 
 check: deps-check
 	@tests/check-layers
+	@tests/toy-cc.sh
 	@$(MAKE) -s --no-print-directory all
 	@$(MAKE) --no-print-directory validate-fast
 	@$(MAKE) --no-print-directory test
@@ -186,6 +187,10 @@ check: deps-check
 # The include discipline of docs/architecture.md (also the first step of check).
 layers:
 	@tests/check-layers
+
+# A congestion-control algorithm is one file plus one registry line (also part of check).
+toy-cc:
+	@tests/toy-cc.sh
 
 demo: deps
 	@$(MAKE) -s --no-print-directory all

@@ -321,7 +321,6 @@ uint32_t pcap_reader_snaplen(const struct pcap_reader *r) { return r->snaplen; }
 bool pcap_reader_nanosecond(const struct pcap_reader *r) { return r->nano; }
 bool pcap_reader_big_endian(const struct pcap_reader *r) { return r->big_endian; }
 uint32_t pcap_reader_fcs_bytes(const struct pcap_reader *r) { return r->fcs_bytes; }
-const char *pcap_reader_path(const struct pcap_reader *r) { return r->path; }
 
 void pcap_reader_close(struct pcap_reader *r)
 {

@@ -85,7 +85,6 @@ uint32_t pcap_reader_snaplen(const struct pcap_reader *r);
 bool pcap_reader_nanosecond(const struct pcap_reader *r);
 bool pcap_reader_big_endian(const struct pcap_reader *r);    /* the file's byte order */
 uint32_t pcap_reader_fcs_bytes(const struct pcap_reader *r); /* FCS bytes the records include */
-const char *pcap_reader_path(const struct pcap_reader *r);
 void pcap_reader_close(struct pcap_reader *r);
 
 #endif

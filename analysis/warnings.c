@@ -70,7 +70,7 @@ static simtime_t host_cc_idle(const struct host_rt *hr, simtime_t end)
 
 static void bottleneck_idle(const struct net *n, const struct xfer_outcome *o, simtime_t end, GPtrArray *out)
 {
-    if (n->sc->cc == CC_NONE)
+    if (n->cc == &cc_none_ops)
         return;
     uint32_t H = n->topo->nhosts;
     /* per receiver: the span its transfers were in progress, its senders, the busiest one */

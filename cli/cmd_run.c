@@ -91,7 +91,7 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
         printf("  %-12s %u hosts, %u switches, %u links (edge list %s)\n", "fabric", t->nhosts, t->nnodes - t->nhosts,
                t->nports / 2, sc->edges_file);
     printf("  %-12s cc=%s%s%s, ecn %s (Kmin %s, Kmax %s, Pmax %.2f), pfc %s\n", "settings",
-           n->cc->name, sc->cc == CC_DCQCN ? "/" : "", sc->cc == CC_DCQCN ? sc->cc_preset : "",
+           n->cc->name, n->cc == &cc_dcqcn_ops ? "/" : "", n->cc == &cc_dcqcn_ops ? sc->cc_preset : "",
            sc->ecn ? "on" : "off", units_format_size(sc->ecn_kmin, c, sizeof c), units_format_size(sc->ecn_kmax, d, sizeof d),
            sc->ecn_pmax, sc->pfc ? "on" : "off");
     printf("  %-12s %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " completed, %s, last at %s\n", "transfers", fig->done,
@@ -256,12 +256,12 @@ static void run_warnings(const struct net *n, const struct xfer_outcome *outcome
                                                           fig->nxfers - fig->done, fig->nxfers,
                                                           units_format_time(sc->stop, s, sizeof s)));
     }
-    if (sc->cc == CC_HPCC && sc->lb != LB_ECMP)
+    if (n->cc->int_unit && sc->lb != LB_ECMP)
         g_ptr_array_add(fig->warnings,
-                        g_strdup_printf("cc = hpcc with load_balance = %s: HPCC compares each hop's INT record with the "
+                        g_strdup_printf("cc = %s with load_balance = %s: HPCC compares each hop's INT record with the "
                                         "previous ACK's record of the same hop, which assumes one path per QP; packets "
                                         "that change path mix the counters of different ports",
-                                        sc->lb == LB_FLOWLET ? "flowlet" : sc->lb == LB_SPRAY ? "spray" : "adaptive"));
+                                        n->cc->name, sc->lb == LB_FLOWLET ? "flowlet" : sc->lb == LB_SPRAY ? "spray" : "adaptive"));
     if (n->st.drops_lossless)
         g_ptr_array_add(fig->warnings,
                         g_strdup_printf("%" G_GUINT64_FORMAT " packets dropped on a lossless priority: "

@@ -4,7 +4,7 @@
 #include <glib.h>
 #include "models/ideal.h"
 #include "models/topology.h"
-#include "sim/scenario.h"
+#include "models/scenario.h"
 
 struct run_options {
     const char *scenario;

@@ -7,7 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "models/int_hdr.h"
-#include "sim/scenario.h"
+#include "models/scenario.h"
+#include "sim/config.h"
 #include "sim/simtime.h"
 
 struct dcqcn_state {
@@ -55,7 +56,7 @@ struct hpcc_state {
 struct cc_flow {
     double rate;               /* current sending rate Rc, bit/s: the pacing rate */
     double line;               /* port speed, bit/s */
-    const struct dcqcn_params *dcqcn;
+    const void *params;        /* the algorithm's settings block (cc_params) */
     const struct scenario *sc;
     uint64_t cnp_handled;      /* rp_cnp_handled */
     uint64_t win;              /* bytes the QP may have in flight; 0 = no window (rate only) */
@@ -64,6 +65,7 @@ struct cc_flow {
         struct dctcp_state c;
         struct timely_state t;
         struct hpcc_state h;
+        uint64_t opaque[16];   /* for an algorithm whose state is private to its file */
     } u;
 };
 
@@ -89,25 +91,39 @@ struct cc_ops {
     simtime_t (*next_change)(const struct cc_flow *f);
     /* The receiver acts as a notification point (CNPs or CNP-flagged ACKs for CE marks). */
     bool uses_cnp;
+    /* Optional: once per QP after init, with the QP's hosts (per-path settings). */
+    void (*init_path)(struct cc_flow *f, const struct scenario *s, uint32_t src, uint32_t dst);
+    /* Optional: data packets collect INT at every switch egress; returns the INT unit
+     * multiplier (models/int_hdr.h) from the algorithm's settings. */
+    uint32_t (*int_unit)(const void *params);
+
+    /* Settings: the keys of [section] (a table ending with CFG_END), stored in a block of
+     * params_size bytes that scenario_load allocates and fills (defaults, then the file);
+     * NULL section: none. */
+    const char *section;
+    const struct cfg_key *keys;
+    size_t params_size;
+    /* Optional, after every key is read: derived defaults and presets (KF tells which keys
+     * the file set; S may be adjusted where the algorithm needs it, e.g. [nic] ack_every). */
+    gboolean (*derive)(void *params, struct scenario *s, GKeyFile *kf, GError **err);
+    /* Optional, after derive: checks across keys. */
+    gboolean (*validate)(const void *params, const struct scenario *s, GError **err);
 };
 
 extern const struct cc_ops cc_none_ops;
-extern const struct cc_ops cc_dcqcn_ops;
-extern const struct cc_ops cc_dctcp_ops;
-extern const struct cc_ops cc_timely_ops;
-extern const struct cc_ops cc_hpcc_ops;
-/* HPCC's base RTT T and window W of a fabric ([hpcc] base_rtt and window, or derived, see
- * models/cc_hpcc.c); false with *why set when the topology gives no T. */
-bool hpcc_fabric_rtt(const struct scenario *s, simtime_t *T, uint64_t *W, const char **why);
-/* [hpcc] global_t = off (third.cc GLOBAL_T 0): the QP from host src to dst uses its own
- * path's base RTT and BDP (leaf-spine fabrics) instead of the fabric's largest. */
-void hpcc_use_path(struct cc_flow *f, const struct scenario *s, uint32_t src, uint32_t dst);
+#define CC_DECLARE_(name) extern const struct cc_ops cc_##name##_ops;
+CC_ALGORITHMS(CC_DECLARE_)
+#undef CC_DECLARE_
+/* The registry (models/cc_registry.c): position i is [nic] cc's i-th choice. */
+extern const struct cc_ops *const cc_registry[CC_COUNT];
+/* The algorithm scenario_load selected, and an algorithm's settings block in S. */
+const struct cc_ops *cc_ops_for(int id);
+void *cc_params(const struct scenario *s, const struct cc_ops *ops);
 /* no-op hooks for algorithms that ignore an event */
 void cc_ignore_cnp(struct cc_flow *f, simtime_t now);
 void cc_ignore_send(struct cc_flow *f, simtime_t now, uint32_t bytes);
 void cc_ignore_ack(struct cc_flow *f, simtime_t now, const struct cc_ack *ack);
 void cc_no_advance(struct cc_flow *f, simtime_t now);
 simtime_t cc_never_changes(const struct cc_flow *f);
-const struct cc_ops *cc_ops_for(enum cc_kind kind);
 
 #endif

@@ -15,6 +15,7 @@
  * expiries in time order. */
 #include <math.h>
 #include "models/cc.h"
+#include "models/cc_dcqcn.h"
 
 /* HPCC ns-3 ScheduleDecreaseRateMlx(q, 1): "add 1 ns to make sure rate decrease is after
  * alpha update" */
@@ -23,22 +24,24 @@
  * than 1e-3 of the rate at every speed modelled), see release_if_recovered(). */
 #define RELEASE_TOLERANCE 1e-3
 
+static const struct dcqcn_params *dp(const struct cc_flow *f) { return f->params; }
+
 static double max_rate(const struct cc_flow *f)
 {
-    return f->dcqcn->rpg_max_rate ? fmin((double)f->dcqcn->rpg_max_rate, f->line) : f->line;
+    return dp(f)->rpg_max_rate ? fmin((double)dp(f)->rpg_max_rate, f->line) : f->line;
 }
 
 static void dcqcn_init(struct cc_flow *f, const struct scenario *s, double line, simtime_t now)
 {
     (void)now;
     f->line = line;
-    f->dcqcn = &s->dcqcn;
+    f->params = cc_dcqcn_params(s);
     f->sc = s;
     f->rate = max_rate(f);
     struct dcqcn_state *d = &f->u.d;
     *d = (struct dcqcn_state){ 0 };
     d->rt = f->rate;
-    d->alpha = s->dcqcn.initial_alpha_value / 1024.0;
+    d->alpha = dp(f)->initial_alpha_value / 1024.0;
     d->alpha_next = d->dec_next = d->inc_next = SIMTIME_NEVER;
 }
 
@@ -47,7 +50,7 @@ static void dcqcn_init(struct cc_flow *f, const struct scenario *s, double line,
 static void alpha_to(struct cc_flow *f, simtime_t t)
 {
     struct dcqcn_state *d = &f->u.d;
-    const struct dcqcn_params *p = f->dcqcn;
+    const struct dcqcn_params *p = dp(f);
     if (d->alpha_next == SIMTIME_NEVER || d->alpha_next > t)
         return;
     simtime_t K = p->dce_tcp_rtt;
@@ -65,7 +68,7 @@ static void alpha_to(struct cc_flow *f, simtime_t t)
 static void clamp_rates(struct cc_flow *f)
 {
     struct dcqcn_state *d = &f->u.d;
-    double mx = max_rate(f), mn = (double)f->dcqcn->rpg_min_rate;
+    double mx = max_rate(f), mn = (double)dp(f)->rpg_min_rate;
     if (d->rt > mx)
         d->rt = mx;
     if (f->rate > mx)
@@ -93,7 +96,7 @@ static bool clamps_target(const struct dcqcn_params *p, const struct dcqcn_state
 static void decrease(struct cc_flow *f, simtime_t t)
 {
     struct dcqcn_state *d = &f->u.d;
-    const struct dcqcn_params *p = f->dcqcn;
+    const struct dcqcn_params *p = dp(f);
     if (clamps_target(p, d))
         d->rt = f->rate;
     double cut = d->alpha / (double)(1u << (p->rpg_gd - 10)); /* alpha/2 for rpg_gd = 11 */
@@ -143,7 +146,7 @@ static double increase_step(const struct dcqcn_params *p, struct dcqcn_state *d,
 static void increase(struct cc_flow *f, bool timer)
 {
     struct dcqcn_state *d = &f->u.d;
-    const struct dcqcn_params *p = f->dcqcn;
+    const struct dcqcn_params *p = dp(f);
     double mx = max_rate(f);
     d->rt = fmin(d->rt + increase_step(p, d, timer), mx);
     f->rate = (d->rt + f->rate) / 2;
@@ -162,7 +165,7 @@ static bool release_if_recovered(struct cc_flow *f)
     struct dcqcn_state *d = &f->u.d;
     if (f->rate < max_rate(f) || d->rt < max_rate(f) || d->cnp_dec)
         return false;
-    if (!f->dcqcn->release_at_line_rate) {
+    if (!dp(f)->release_at_line_rate) {
         d->inc_next = SIMTIME_NEVER;
         return true;
     }
@@ -186,7 +189,7 @@ static bool timer_runs_first(const struct dcqcn_params *p, const struct dcqcn_st
 static void dcqcn_advance(struct cc_flow *f, simtime_t now)
 {
     struct dcqcn_state *d = &f->u.d;
-    const struct dcqcn_params *p = f->dcqcn;
+    const struct dcqcn_params *p = dp(f);
     if (!d->active)
         return;
     while (d->dec_next <= now || d->inc_next <= now) {
@@ -214,7 +217,7 @@ static void dcqcn_advance(struct cc_flow *f, simtime_t now)
 static void first_cnp(struct cc_flow *f, simtime_t now)
 {
     struct dcqcn_state *d = &f->u.d;
-    const struct dcqcn_params *p = f->dcqcn;
+    const struct dcqcn_params *p = dp(f);
     d->active = true;
     d->alpha = p->initial_alpha_value / 1024.0;
     if (p->rate_to_set_on_first_cnp) {
@@ -235,7 +238,7 @@ static void first_cnp(struct cc_flow *f, simtime_t now)
 static void dcqcn_on_cnp(struct cc_flow *f, simtime_t now)
 {
     struct dcqcn_state *d = &f->u.d;
-    const struct dcqcn_params *p = f->dcqcn;
+    const struct dcqcn_params *p = dp(f);
     f->cnp_handled++;
     dcqcn_advance(f, now);
     bool first = !d->active;
@@ -261,7 +264,7 @@ static void dcqcn_on_cnp(struct cc_flow *f, simtime_t now)
 static void dcqcn_on_send(struct cc_flow *f, simtime_t now, uint32_t bytes)
 {
     struct dcqcn_state *d = &f->u.d;
-    const struct dcqcn_params *p = f->dcqcn;
+    const struct dcqcn_params *p = dp(f);
     (void)now;
     if (!d->active || p->rpg_byte_reset == 0)
         return;
@@ -283,8 +286,12 @@ static simtime_t dcqcn_next_change(const struct cc_flow *f)
     return d->dec_next < d->inc_next ? d->dec_next : d->inc_next;
 }
 
-const struct cc_ops cc_dcqcn_ops = { "dcqcn", dcqcn_init, dcqcn_advance, dcqcn_on_cnp, dcqcn_on_send,
-                                     cc_ignore_ack, dcqcn_next_change, true };
+const struct cc_ops cc_dcqcn_ops = {
+    .name = "dcqcn", .init = dcqcn_init, .advance = dcqcn_advance, .on_cnp = dcqcn_on_cnp,
+    .on_send = dcqcn_on_send, .on_ack = cc_ignore_ack, .next_change = dcqcn_next_change, .uses_cnp = true,
+    .section = "dcqcn", .keys = cc_dcqcn_keys, .params_size = sizeof(struct dcqcn_params),
+    .derive = cc_dcqcn_derive, .validate = cc_dcqcn_validate,
+};
 
 void cc_ignore_cnp(struct cc_flow *f, simtime_t now) { (void)now; f->cnp_handled++; }
 void cc_ignore_send(struct cc_flow *f, simtime_t now, uint32_t b) { (void)f; (void)now; (void)b; }
@@ -299,21 +306,6 @@ static void none_init(struct cc_flow *f, const struct scenario *s, double line, 
     f->line = line;
     f->rate = line;
 }
-const struct cc_ops cc_none_ops = { "none", none_init, cc_no_advance, cc_ignore_cnp, cc_ignore_send, cc_ignore_ack,
-                                    cc_never_changes, false };
-
-const struct cc_ops *cc_ops_for(enum cc_kind kind)
-{
-    switch (kind) {
-    case CC_DCQCN:
-        return &cc_dcqcn_ops;
-    case CC_DCTCP:
-        return &cc_dctcp_ops;
-    case CC_TIMELY:
-        return &cc_timely_ops;
-    case CC_HPCC:
-        return &cc_hpcc_ops;
-    default:
-        return &cc_none_ops;
-    }
-}
+const struct cc_ops cc_none_ops = { .name = "none", .init = none_init, .advance = cc_no_advance,
+                                    .on_cnp = cc_ignore_cnp, .on_send = cc_ignore_send, .on_ack = cc_ignore_ack,
+                                    .next_change = cc_never_changes };

@@ -7,10 +7,28 @@
 #include <math.h>
 #include "models/cc.h"
 
+/* DCTCP, rate-based as in the HPCC ns-3 model (models.md 6.3) */
+struct dctcp_params {
+    double g;                        /* alpha gain */
+    uint64_t rate_ai;                /* additive increase per window */
+    uint64_t min_rate;
+};
+
+/* the HPCC ns-3 defaults (models.md 6.3) */
+#define P(field) offsetof(struct dctcp_params, field)
+static const struct cfg_key dctcp_keys[] = {
+    { "dctcp", "g", CFG_DOUBLE, P(g), "0.0625", NULL, 0, 1, 0 },
+    { "dctcp", "rate_ai", CFG_RATE, P(rate_ai), "615Mbps", NULL, 0, 0, 0 },
+    { "dctcp", "min_rate", CFG_RATE, P(min_rate), "100Mbps", NULL, 0, 0, 0 },
+    CFG_END,
+};
+#undef P
+
 static void dctcp_init(struct cc_flow *f, const struct scenario *s, double line, simtime_t now)
 {
     (void)now;
     f->sc = s;
+    f->params = cc_params(s, &cc_dctcp_ops);
     f->line = line;
     f->rate = line;
     f->u.c = (struct dctcp_state){ .alpha = 1.0 };
@@ -20,7 +38,7 @@ static void dctcp_on_ack(struct cc_flow *f, simtime_t now, const struct cc_ack *
 {
     (void)now;
     struct dctcp_state *c = &f->u.c;
-    const struct dctcp_params *p = &f->sc->dctcp;
+    const struct dctcp_params *p = f->params;
     c->acked += a->acked_pkts;
     if (a->ece)
         c->marked += a->acked_pkts;
@@ -44,5 +62,8 @@ static void dctcp_on_ack(struct cc_flow *f, simtime_t now, const struct cc_ack *
     }
 }
 
-const struct cc_ops cc_dctcp_ops = { "dctcp", dctcp_init, cc_no_advance, cc_ignore_cnp, cc_ignore_send,
-                                     dctcp_on_ack, cc_never_changes, false };
+const struct cc_ops cc_dctcp_ops = {
+    .name = "dctcp", .init = dctcp_init, .advance = cc_no_advance, .on_cnp = cc_ignore_cnp,
+    .on_send = cc_ignore_send, .on_ack = dctcp_on_ack, .next_change = cc_never_changes,
+    .section = "dctcp", .keys = dctcp_keys, .params_size = sizeof(struct dctcp_params),
+};

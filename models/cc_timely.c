@@ -9,10 +9,45 @@
 #include <math.h>
 #include "models/cc.h"
 
+struct timely_params {
+    double alpha, beta;              /* RTT-difference EWMA weight, decrease factor */
+    simtime_t t_low, t_high, min_rtt;
+    uint64_t rate_ai, rate_hai, min_rate;
+};
+
+/* the HPCC ns-3 defaults (models.md 6.2); the steps scale with the host rate as its run.py
+ * does (NULL defaults: derived) */
+#define P(field) offsetof(struct timely_params, field)
+static const struct cfg_key timely_keys[] = {
+    { "timely", "alpha", CFG_DOUBLE, P(alpha), "0.875", NULL, 0, 1, 0 },
+    { "timely", "beta", CFG_DOUBLE, P(beta), "0.8", NULL, 0, 1, 0 },
+    { "timely", "t_low", CFG_TIME, P(t_low), "50us", NULL, 0, 0, 0 },
+    { "timely", "t_high", CFG_TIME, P(t_high), "500us", NULL, 0, 0, 0 },
+    { "timely", "min_rtt", CFG_TIME, P(min_rtt), "20us", NULL, 0, 0, 0 },
+    { "timely", "rate_ai", CFG_RATE, P(rate_ai), NULL, NULL, 0, 0, 0 },
+    { "timely", "rate_hai", CFG_RATE, P(rate_hai), NULL, NULL, 0, 0, 0 },
+    { "timely", "min_rate", CFG_RATE, P(min_rate), "100Mbps", NULL, 0, 0, 0 },
+    CFG_END,
+};
+#undef P
+
+static gboolean timely_derive(void *params, struct scenario *s, GKeyFile *kf, GError **err)
+{
+    (void)err;
+    struct timely_params *p = params;
+    /* 10 Mb/s per 10 Gb/s of host rate, hyper increase 5x that */
+    if (!g_key_file_has_key(kf, "timely", "rate_ai", NULL))
+        p->rate_ai = 10000000ULL * (s->host_rate / 10000000000ULL ? s->host_rate / 10000000000ULL : 1);
+    if (!g_key_file_has_key(kf, "timely", "rate_hai", NULL))
+        p->rate_hai = 5 * p->rate_ai;
+    return TRUE;
+}
+
 static void timely_init(struct cc_flow *f, const struct scenario *s, double line, simtime_t now)
 {
     (void)now;
     f->sc = s;
+    f->params = cc_params(s, &cc_timely_ops);
     f->line = line;
     f->rate = line;
     f->u.t = (struct timely_state){ 0 };
@@ -22,7 +57,7 @@ static void timely_on_ack(struct cc_flow *f, simtime_t now, const struct cc_ack 
 {
     (void)now;
     struct timely_state *t = &f->u.t;
-    const struct timely_params *p = &f->sc->timely;
+    const struct timely_params *p = f->params;
     double rtt = (double)a->rtt;
     if (t->prev_rtt) {
         double diff = rtt - (double)t->prev_rtt;
@@ -46,5 +81,9 @@ static void timely_on_ack(struct cc_flow *f, simtime_t now, const struct cc_ack 
     f->rate = fmin(f->line, fmax((double)p->min_rate, f->rate));
 }
 
-const struct cc_ops cc_timely_ops = { "timely", timely_init, cc_no_advance, cc_ignore_cnp, cc_ignore_send,
-                                      timely_on_ack, cc_never_changes, false };
+const struct cc_ops cc_timely_ops = {
+    .name = "timely", .init = timely_init, .advance = cc_no_advance, .on_cnp = cc_ignore_cnp,
+    .on_send = cc_ignore_send, .on_ack = timely_on_ack, .next_change = cc_never_changes,
+    .section = "timely", .keys = timely_keys, .params_size = sizeof(struct timely_params),
+    .derive = timely_derive,
+};

@@ -5,6 +5,21 @@
 #include "models/net.h"
 #include "sim/units.h"
 
+/* The keys of a [fault NAME] per kind (sim/config.h struct cfg_kind). */
+const struct cfg_kind fault_kinds[] = {
+    { "*", "kind! node! at for" },
+    { "nic-stall", "at!" },
+    { "link-down", "port! at!" },
+    /* locality faults of multi-GPU servers: for the whole run (models/server_faults.c) */
+    { "nic-numa", "pcie" },
+    { "pcie-width", "width!" },
+    { "link-speed", "rate!" },
+    { "nic-down", "" },
+    { "nvlink-down", "" },
+    { "no-gpudirect", "" },
+    { NULL, NULL },
+};
+
 struct fault_rt {
     int kind;                  /* 0 nic-stall, 1 link-down */
     uint32_t node, port;       /* port: global index (link-down) */

@@ -6,7 +6,7 @@
 #define ROCESIM_IDEAL_H
 #include <stdint.h>
 #include "models/topology.h"
-#include "sim/scenario.h"
+#include "models/scenario.h"
 #include "sim/simtime.h"
 
 /* Over an explicit path of nlinks links (rate in bit/s, delay in ps), first link first. */

@@ -460,6 +460,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     n->topo = topo;
     n->sched = sched;
     n->cc = cc_ops_for(sc->cc);
+    n->np = cc_dcqcn_params(sc);
     engine_init(&n->eng);
 
     n->pool_cap = 1 << 16;
@@ -467,26 +468,17 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     for (uint32_t i = 0; i < n->pool_cap; i++)
         n->pool[i].next = i + 1 < n->pool_cap ? i + 1 : NONE32;
     n->pool_free = 0;
-    if (sc->cc == CC_HPCC) {
-        simtime_t T;
-        uint64_t W;
-        const char *why = NULL;
-        if (!hpcc_fabric_rtt(sc, &T, &W, &why)) {
-            g_set_error(err, SCENARIO_ERROR, 1, "%s: %s", sc->path, why);
-            engine_free(&n->eng);
-            g_free(n->pool);
-            g_free(n);
-            return NULL;
-        }
+    if (n->cc->int_unit) { /* the algorithm reads INT: stamp it beside the packet pool */
+        n->int_multi = n->cc->int_unit(cc_params(sc, n->cc));
         n->intd = g_new(struct int_stack, n->pool_cap);
         n->port_rate_code = g_new(int8_t, topo->nports);
         for (uint32_t i = 0; i < topo->nports; i++) {
             n->port_rate_code[i] = (int8_t)int_rate_code(topo->ports[i].rate_bps);
             if (n->port_rate_code[i] < 0) {
                 g_set_error(err, SCENARIO_ERROR, 1,
-                            "%s: [nic] cc = hpcc: a link runs at %" G_GUINT64_FORMAT " bit/s, but HPCC's INT header "
+                            "%s: [nic] cc = %s: a link runs at %" G_GUINT64_FORMAT " bit/s, but HPCC's INT header "
                             "encodes only 25, 50, 100, 200 and 400 Gb/s (int-header.h lineRateValues)",
-                            sc->path, topo->ports[i].rate_bps);
+                            sc->path, n->cc->name, topo->ports[i].rate_bps);
                 g_free(n->intd);
                 g_free(n->port_rate_code);
                 engine_free(&n->eng);
@@ -683,8 +675,8 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         /* a QP sends on the priority of its first transfer (a QP has one service level) */
         const struct qp_found *f = &g_array_index(qpinit, struct qp_found, q);
         nic_init_qp(n, q, f->key.src, f->key.dst, f->prio);
-        if (sc->cc == CC_HPCC)
-            hpcc_use_path(&n->qps[q].cc, sc, f->key.src, f->key.dst);
+        if (n->cc->init_path)
+            n->cc->init_path(&n->qps[q].cc, sc, f->key.src, f->key.dst);
     }
     g_array_free(qpinit, TRUE);
     nic_assign_cnp_slots(n);

@@ -7,13 +7,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "models/cc.h"
+#include "models/cc_dcqcn.h"
 #include "models/mmu.h"
 #include "models/packet.h"
 #include "models/schedule.h"
 #include "models/topology.h"
 #include "sim/engine.h"
 #include "sim/rng.h"
-#include "sim/scenario.h"
+#include "models/scenario.h"
 
 #define NPRIO 8
 #define NONE32 UINT32_MAX
@@ -238,6 +239,7 @@ struct net {
     struct topo_routes *converged; /* after a link failure: routes without the failed links */
     const struct schedule *sched;
     const struct cc_ops *cc;
+    const struct dcqcn_params *np; /* the notification point's settings ([dcqcn] CNP keys) */
 
     struct packet *pool;
     uint32_t pool_cap, pool_free, pool_used, pool_peak;
@@ -245,6 +247,7 @@ struct net {
      * hot struct packet does not carry them */
     struct int_stack *intd;
     int8_t *port_rate_code;       /* INT link-rate code of each port */
+    uint32_t int_multi;           /* INT unit multiplier of the algorithm's settings */
 
     struct port_rt *ports;
     struct switch_rt *switches;   /* indexed by node - nhosts */
@@ -369,6 +372,8 @@ void pfc_watch_deadlock(struct net *n);
 
 /* faults (models/fault.c) */
 gboolean faults_schedule(struct net *n, GError **err);
+/* The keys a [fault NAME] may have, per kind (models/fault.c). */
+extern const struct cfg_kind fault_kinds[];
 bool nic_rx_stalled(struct net *n, struct host_rt *h, uint32_t pkt);
 void nic_rx_drain(struct net *n, struct host_rt *h);
 

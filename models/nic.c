@@ -44,7 +44,7 @@ void nic_init_qp(struct net *n, uint32_t id, uint32_t src, uint32_t dst, uint8_t
  * receive path only indexes an array. */
 void nic_assign_cnp_slots(struct net *n)
 {
-    enum cnp_scope scope = n->sc->dcqcn.cnp_scope;
+    enum cnp_scope scope = n->np->cnp_scope;
     GHashTable *pairs = g_hash_table_new(g_int64_hash, g_int64_equal);
     gint64 *keys = g_new(gint64, n->nqps ? n->nqps : 1);
     uint32_t nslots = scope == CNP_PER_PORT ? n->topo->nhosts : 0;
@@ -431,7 +431,7 @@ static void send_ack(struct net *n, struct qp_rt *q, const struct packet *data, 
 static void np_send_cnp(struct net *n, struct qp_rt *q, uint32_t qp)
 {
     simtime_t now = n->eng.now, *last = &n->cnp_last[q->cnp_slot];
-    if (*last != SIMTIME_NEVER && now - *last < n->sc->dcqcn.min_time_between_cnps)
+    if (*last != SIMTIME_NEVER && now - *last < n->np->min_time_between_cnps)
         return;
     *last = now;
     n->hosts[q->dst].np_cnp_sent++;
@@ -456,7 +456,7 @@ static void responder_data(struct net *n, struct packet *pk)
         sampler_counters_changed(n, NULL, q->dst);
         q->ce_since_ack = true;
         if (n->cc->uses_cnp) {
-            if (n->sc->dcqcn.np_feedback == NP_ACK_FLAG)
+            if (n->np->np_feedback == NP_ACK_FLAG)
                 flag_ack = true;
             else
                 np_send_cnp(n, q, pk->qp);

@@ -3,7 +3,7 @@
 #define ROCESIM_SCHEDULE_META_H
 #include "models/schedule.h"
 #include "models/topology.h"
-#include "sim/scenario.h"
+#include "models/scenario.h"
 
 /* SHA-256 of the fabric's port list (one "node,port,peer,peer_port,rate_bps,delay_ps" line
  * per port, as topology.csv has them), as "sha256:<64 hex digits>". Caller frees. */

@@ -41,12 +41,12 @@ static const struct server_preset presets[] = {
 
 const char *server_preset_names(void) { return "dgx-h100|dgx-a100|hgx-8x4"; }
 
-static const char *const server_keys[] = {
+const char *const server_section_keys[] = {
     "preset", "gpus", "nics", "pcie_switches", "sockets", "nic_rate", "nvlink_rate", "nvlink_latency",
     "pcie_gen", "pcie_width", "pcie_latency", "socket_link_rate", "socket_link_latency", "host_memory_rate", "gpu_pcie",
     "nic_pcie", "pcie_socket", "gpu_pcie_width", "nic_pcie_width", "import", NULL,
 };
-static const char *const cluster_keys[] = { "servers", "rail_group", "k", NULL };
+const char *const cluster_section_keys[] = { "servers", "rail_group", "k", NULL };
 
 uint64_t server_pcie_rate(uint32_t gen, uint32_t width)
 {
@@ -94,7 +94,10 @@ static uint32_t get_uint(struct reader *r, const char *key, uint32_t lo, uint32_
     return (uint32_t)x;
 }
 
-static uint64_t get_rate(struct reader *r, const char *key)
+/* A rate or a time (both 64-bit values parsed by sim/units.c): missing is an error naming
+ * the presets; POSITIVE refuses 0 with that text. */
+static uint64_t get_units(struct reader *r, const char *key, gboolean (*parse)(const char *, uint64_t *, char **),
+                          const char *positive)
 {
     const char *v = value_of(r, key);
     uint64_t x = 0;
@@ -104,33 +107,24 @@ static uint64_t get_rate(struct reader *r, const char *key)
     if (!v) {
         scenario_key_error(r->err, r->s, r->group, key, NULL, "missing: set it or a preset (%s)", server_preset_names());
         r->ok = false;
-    } else if (!units_parse_rate(v, &x, &why) || x == 0) {
-        scenario_key_error(r->err, r->s, r->group, key, v, "%s", why ? why : "expected a positive rate");
+    } else if (!parse(v, &x, &why) || (positive && x == 0)) {
+        scenario_key_error(r->err, r->s, r->group, key, v, "%s", why ? why : positive);
         r->ok = false;
     }
     g_free(why);
     return x;
+}
+
+static uint64_t get_rate(struct reader *r, const char *key)
+{
+    return get_units(r, key, units_parse_rate, "expected a positive rate");
 }
 
 static simtime_t get_time(struct reader *r, const char *key)
 {
-    const char *v = value_of(r, key);
-    simtime_t x = 0;
-    char *why = NULL;
-    if (!r->ok)
-        return 0;
-    if (!v) {
-        scenario_key_error(r->err, r->s, r->group, key, NULL, "missing: set it or a preset (%s)", server_preset_names());
-        r->ok = false;
-    } else if (!units_parse_time(v, &x, &why)) {
-        scenario_key_error(r->err, r->s, r->group, key, v, "%s", why);
-        r->ok = false;
-    }
-    g_free(why);
-    return x;
+    return get_units(r, key, units_parse_time, NULL);
 }
 
-/* A list of n indices below `limit` ("0,0,1,1"), or the even spread i * limit / n. */
 static void get_list(struct reader *r, const char *key, uint32_t n, uint32_t limit, const char *what, uint32_t *out)
 {
     for (uint32_t i = 0; i < n; i++)
@@ -198,7 +192,7 @@ gboolean server_load(const struct scenario *s, struct server_desc *sd, struct cl
     memset(sd, 0, sizeof *sd);
     memset(cd, 0, sizeof *cd);
     struct reader r = { s, s->server, "server", NULL, NULL, err, true };
-    if (!check_keys(&r, server_keys))
+    if (!check_keys(&r, server_section_keys))
         return FALSE;
     const char *pn = s->server ? g_hash_table_lookup(s->server->keys, "preset") : NULL;
     if (pn) {
@@ -265,7 +259,7 @@ gboolean server_load(const struct scenario *s, struct server_desc *sd, struct cl
     if (r.imported)
         g_hash_table_unref(r.imported);
     struct reader c = { s, s->cluster, "cluster", NULL, NULL, err, r.ok };
-    if (r.ok && !check_keys(&c, cluster_keys))
+    if (r.ok && !check_keys(&c, cluster_section_keys))
         r.ok = false;
     cd->servers = get_uint(&c, "servers", 1, 65536, 1);
     cd->rail_group = get_uint(&c, "rail_group", 1, 65536, cd->servers);

@@ -20,7 +20,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include "sim/scenario.h"
+#include "models/scenario.h"
 #include "sim/simtime.h"
 
 #define SERVER_MAX_GPUS 64
@@ -84,5 +84,9 @@ gboolean server_fault_is_locality(const char *kind);
 
 /* Names of the presets, "a|b|c" (for messages and the README). */
 const char *server_preset_names(void);
+
+/* The keys [server] and [cluster] may have (NULL-terminated), for the README check. */
+extern const char *const server_section_keys[];
+extern const char *const cluster_section_keys[];
 
 #endif

@@ -234,7 +234,7 @@ uint32_t switch_dequeue(struct net *n, struct port_rt *p)
         /* HPCC ns-3 SwitchNode::SwitchNotifyDequeue: the egress stamps its clock (ns), the bytes
          * it sent before this packet and the bytes still queued on the port (all queues) */
         int_push_hop(&n->intd[i], n->eng.now / PS_PER_NS, p->tx_bytes, port_queue_bytes(p),
-                     n->port_rate_code[p - n->ports], n->sc->hpcc.int_multi);
+                     n->port_rate_code[p - n->ports], n->int_multi);
     }
     sampler_queue_changed(n, p);
     return i;

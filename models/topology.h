@@ -5,7 +5,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include "sim/scenario.h"
+#include "models/scenario.h"
 #include "sim/simtime.h"
 
 enum node_kind { NODE_HOST = 0, NODE_SWITCH };

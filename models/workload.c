@@ -11,6 +11,24 @@
 #include "sim/rng.h"
 #include "sim/units.h"
 
+/* The keys of a [workload NAME] per kind (sim/config.h struct cfg_kind); the kinds are built below. */
+const struct cfg_kind workload_kinds[] = {
+    { "*", "kind! prio start after" },
+    { "incast", "senders! receiver! size!" },
+    { "permutation", "hosts! size!" },
+    { "flows", "file!" },
+    { "schedule", "file!" },
+    { "allreduce", "ranks! size! algorithm chunk channels iterations compute" },
+    { "allgather", "ranks! size! algorithm chunk channels iterations compute" },
+    { "reducescatter", "ranks! size! algorithm chunk channels iterations compute" },
+    { "broadcast", "ranks! size! algorithm chunk channels iterations compute root" },
+    { "alltoall", "ranks! size! algorithm chunk channels iterations compute" },
+    { "sendrecv", "ranks! size! algorithm chunk channels iterations compute peer" },
+    { "train", "ranks tp pp dp ep microbatches layers hidden seq batch dtype_bytes activation_bytes layer_params "
+               "bucket fsdp fwd bwd" },
+    { NULL, NULL },
+};
+
 struct wl_ctx {
     const struct scenario *sc;
     const struct topology *topo;

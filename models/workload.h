@@ -4,9 +4,12 @@
 #include <glib.h>
 #include "models/schedule.h"
 #include "models/topology.h"
-#include "sim/scenario.h"
+#include "models/scenario.h"
 
 /* Builds the schedule of every workload of the scenario, in file order. */
 struct schedule *workload_build_all(const struct scenario *s, const struct topology *t, GError **err);
+
+/* The keys a [workload NAME] may have, per kind (models/workload.c). */
+extern const struct cfg_kind workload_kinds[];
 
 #endif

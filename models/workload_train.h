@@ -26,7 +26,7 @@
 #include <glib.h>
 #include "models/schedule.h"
 #include "models/topology.h"
-#include "sim/scenario.h"
+#include "models/scenario.h"
 
 gboolean train_build(const struct scenario *sc, const struct topology *t, struct schedule *s,
                      const struct named_section *w, uint8_t prio, simtime_t start, const uint32_t *after,

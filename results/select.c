@@ -24,6 +24,16 @@ static void find_selected(void *ctx, uint32_t port)
         c->crosses = true;
 }
 
+/* Most loaded first; ties by port index. */
+static gint by_load(gconstpointer a, gconstpointer b, gpointer data)
+{
+    const double *load = data;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    if (load[x] != load[y])
+        return load[x] > load[y] ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
 /* The N switch egress ports with the most scheduled serialisation time (ties: lower index). */
 static void select_busiest(struct sample_selection *sel, const struct net *n, uint32_t want)
 {
@@ -37,16 +47,16 @@ static void select_busiest(struct sample_selection *sel, const struct net *n, ui
             c.bits = (double)qb[q] * 8;
             net_qp_path(n, q, add_load, &c);
         }
-    for (uint32_t k = 0; k < want; k++) {
-        uint32_t best = UINT32_MAX;
-        for (uint32_t p = 0; p < np; p++)
-            if (!n->ports[p].is_host && !sel->port[p] && load[p] > 0 && (best == UINT32_MAX || load[p] > load[best]))
-                best = p;
-        if (best == UINT32_MAX)
-            break;
-        sel->port[best] = 1;
+    uint32_t *cand = g_new(uint32_t, np ? np : 1), nc = 0;
+    for (uint32_t p = 0; p < np; p++)
+        if (!n->ports[p].is_host && load[p] > 0)
+            cand[nc++] = p;
+    g_qsort_with_data(cand, (gint)nc, sizeof *cand, by_load, load);
+    for (uint32_t k = 0; k < nc && k < want; k++) {
+        sel->port[cand[k]] = 1;
         sel->nports++;
     }
+    g_free(cand);
     g_free(qb);
     g_free(load);
 }

@@ -11,7 +11,7 @@
 #include <string.h>
 #include "models/collective.h"
 #include "models/schedule_io.h"
-#include "sim/scenario.h"
+#include "models/scenario.h"
 #include "tests/testutil.h"
 
 /* ---- helpers ---- */

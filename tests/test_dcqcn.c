@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 #include "models/cc.h"
+#include "models/cc_dcqcn.h"
 #include "tests/testutil.h"
 
 #define US(x) ((simtime_t)((x) * (double)PS_PER_US))
@@ -133,7 +134,7 @@ static void test_min_rate(void)
 
     const char *hp[] = { "nic.cc_preset=hpcc_ns3", NULL };
     s = load(hp);
-    CU_ASSERT_EQUAL(s->dcqcn.rpg_min_rate, 1000000000);
+    CU_ASSERT_EQUAL(cc_dcqcn_params(s)->rpg_min_rate, 1000000000);
     start(&f, s);
     double lowest = LINE;
     for (int t = 0; t < 2000; t += 4) {
@@ -427,7 +428,7 @@ static void test_paper_cut_and_alpha(void)
 {
     const char *sets[] = { "nic.cc_preset=dcqcn_paper", NULL };
     struct scenario *s = load(sets);
-    CU_ASSERT_EQUAL_FATAL(s->dcqcn.style, DCQCN_PAPER);
+    CU_ASSERT_EQUAL_FATAL(cc_dcqcn_params(s)->style, DCQCN_PAPER);
     struct cc_flow f;
     start(&f, s);
     D->on_cnp(&f, 0);
@@ -515,8 +516,8 @@ static void test_paper_min_rate(void)
 static void test_cc_none(void)
 {
     struct scenario *s = load(NULL);
-    const struct cc_ops *n = cc_ops_for(CC_NONE);
-    CU_ASSERT_PTR_EQUAL(cc_ops_for(CC_DCQCN), &cc_dcqcn_ops);
+    const struct cc_ops *n = cc_ops_for(CC_ID_none);
+    CU_ASSERT_PTR_EQUAL(cc_ops_for(CC_ID_dcqcn), &cc_dcqcn_ops);
     struct cc_flow f;
     memset(&f, 0, sizeof f);
     n->init(&f, s, LINE, 0);

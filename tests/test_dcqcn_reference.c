@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 #include "models/cc.h"
+#include "models/cc_dcqcn.h"
 #include "tests/testutil.h"
 
 #define US(x) ((simtime_t)((x) * (double)PS_PER_US))
@@ -313,7 +314,7 @@ static int compare(const char *preset, void (*ref_event)(struct ref *, const str
     memset(&f, 0, sizeof f);
     cc_dcqcn_ops.init(&f, s, LINE, 0);
     struct ref *r = g_new(struct ref, 1);
-    ref_init(r, &s->dcqcn);
+    ref_init(r, cc_dcqcn_params(s));
     for (int i = 0; i < nsteps; i++)
         evq_at(&r->q, steps[i].t_ns * PS_PER_NS, steps[i].kind, steps[i].bytes);
     int next = 0, limited = 0, bad = 0;

@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <string.h>
 #include "models/topology.h"
-#include "sim/scenario.h"
+#include "models/cc.h"
+#include "models/cc_dcqcn.h"
+#include "models/scenario.h"
 #include "sim/units.h"
 #include "tests/testutil.h"
 
@@ -585,8 +587,8 @@ static void test_derived_no_overflow(void)
     scenario_free(s);
     s = load_ok_text("[topology]\nhost_rate = 10Tbps\n[nic]\ncc_preset = hpcc_ns3\n" WORKLOAD);
     if (s) {
-        CU_ASSERT_EQUAL(s->dcqcn.rpg_ai_rate, 2000000000ull);
-        CU_ASSERT_EQUAL(s->dcqcn.rpg_hai_rate, 20000000000ull);
+        CU_ASSERT_EQUAL(cc_dcqcn_params(s)->rpg_ai_rate, 2000000000ull);
+        CU_ASSERT_EQUAL(cc_dcqcn_params(s)->rpg_hai_rate, 20000000000ull);
     }
     scenario_free(s);
 }

@@ -7,6 +7,7 @@
 #include "analysis/frames.h"
 #include "analysis/pcap.h"
 #include "models/cc.h"
+#include "models/cc_hpcc.h"
 #include "models/int_hdr.h"
 #include "tests/testutil.h"
 
@@ -175,8 +176,8 @@ static void test_fabric_rtt(void)
     CU_ASSERT_TRUE(hpcc_fabric_rtt(s, &T, &W, &why));
     CU_ASSERT_EQUAL(T, 9310720);
     CU_ASSERT_EQUAL(W, 116384);
-    CU_ASSERT_EQUAL(s->hpcc.rate_ai, 40000000);
-    CU_ASSERT_EQUAL(s->hpcc.int_multi, 4);
+    CU_ASSERT_EQUAL(cc_hpcc_params(s)->rate_ai, 40000000);
+    CU_ASSERT_EQUAL(cc_hpcc_params(s)->int_multi, 4);
     CU_ASSERT_EQUAL(s->ack_every, 1); /* HPCC's ACK per packet, whatever the NIC default */
     scenario_free(s);
     /* a coalescing ACK setting would starve a window of a few packets: refused, naming it */
@@ -198,18 +199,18 @@ static void test_path_rtt(void)
     struct cc_flow f;
     memset(&f, 0, sizeof f);
     cc_hpcc_ops.init(&f, s, LINE, 0);
-    hpcc_use_path(&f, s, 1, 2);
+    cc_hpcc_ops.init_path(&f, s, 1, 2);
     CU_ASSERT_DOUBLE_EQUAL(f.u.h.base_rtt_ns, 4655.36, 1e-9);
     CU_ASSERT_EQUAL(f.u.h.win_max, 58192);
     CU_ASSERT_EQUAL(f.win, 58192);
-    hpcc_use_path(&f, s, 1, 9);
+    cc_hpcc_ops.init_path(&f, s, 1, 9);
     CU_ASSERT_DOUBLE_EQUAL(f.u.h.base_rtt_ns, 9310.72, 1e-9);
     CU_ASSERT_EQUAL(f.u.h.win_max, 116384);
     scenario_free(s);
     s = load((const char *const[]){ "nic.cc=hpcc", NULL });
     memset(&f, 0, sizeof f);
     cc_hpcc_ops.init(&f, s, LINE, 0);
-    hpcc_use_path(&f, s, 1, 2);
+    cc_hpcc_ops.init_path(&f, s, 1, 2);
     CU_ASSERT_DOUBLE_EQUAL(f.u.h.base_rtt_ns, 9310.72, 1e-9);
     scenario_free(s);
 }
@@ -337,6 +338,21 @@ static void test_incast(void)
     test_outdir_free(&o);
 }
 
+/* [hpcc] expected_flows = N sizes R_AI as C (1 - eta) / N: 100 Gb/s x 0.05 / 4 = 1.25 Gb/s, and
+ * with eta = 0.9 and N = 8, 100 Gb/s x 0.1 / 8 = 1.25 Gb/s too; an explicit rate_ai wins. */
+static void test_expected_flows(void)
+{
+    struct scenario *s = load((const char *const[]){ "nic.cc=hpcc", "hpcc.expected_flows=4", NULL });
+    CU_ASSERT_EQUAL(cc_hpcc_params(s)->rate_ai, 1250000000);
+    scenario_free(s);
+    s = load((const char *const[]){ "nic.cc=hpcc", "hpcc.expected_flows=8", "hpcc.eta=0.9", NULL });
+    CU_ASSERT_EQUAL(cc_hpcc_params(s)->rate_ai, 1250000000);
+    scenario_free(s);
+    s = load((const char *const[]){ "nic.cc=hpcc", "hpcc.expected_flows=4", "hpcc.rate_ai=7Mbps", NULL });
+    CU_ASSERT_EQUAL(cc_hpcc_params(s)->rate_ai, 7000000);
+    scenario_free(s);
+}
+
 static CU_TestInfo tests[] = {
     { "INT hop record, bit for bit", test_int_hop },
     { "per-RTT update and fast react (hand values)", test_update_per_rtt_and_fast_react },
@@ -344,6 +360,7 @@ static CU_TestInfo tests[] = {
     { "tau capped at T, rate at R_min, window", test_clamps },
     { "fabric base RTT and window (third.cc)", test_fabric_rtt },
     { "per-path base RTT (global_t = off)", test_path_rtt },
+    { "R_AI sized for N flows (expected_flows)", test_expected_flows },
     { "INT frames dissect in tshark", test_tshark_int },
     { "16-to-1 incast: queue near zero, link > 95% busy", test_incast },
     CU_TEST_INFO_NULL,

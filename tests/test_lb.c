@@ -7,7 +7,7 @@
 #include <string.h>
 #include "models/net.h"
 #include "models/workload.h"
-#include "sim/scenario.h"
+#include "models/scenario.h"
 #include "tests/testutil.h"
 
 #define PERM "../../scenarios/lb-permutation.ini"

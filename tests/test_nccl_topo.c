@@ -6,7 +6,7 @@
  * fabric built from either equals the one built from the preset. */
 #include "models/nccl_topo.h"
 #include "models/topology.h"
-#include "sim/scenario.h"
+#include "models/scenario.h"
 #include "tests/testutil.h"
 
 static GHashTable *import(const char *rel)

@@ -1,7 +1,11 @@
-/* The README's key tables against the loader's own table (sim/scenario.c): every key the loader
+/* The README's key tables against the loader's own tables (models/scenario.c's and each
+ * congestion-control algorithm's, through scenario_key_at): every key the loader
  * reads is documented, every key a section's table names is one the loader reads, and the
  * default a table shows is the default the loader applies (sizes, rates and times compared as
  * values: `67.108864ms` is the loader's `67108864ns`). */
+#include "models/net.h"
+#include "models/server.h"
+#include "models/workload.h"
 #include "sim/units.h"
 #include "tests/testutil.h"
 
@@ -165,9 +169,57 @@ static void test_every_key_documented(void)
     g_free(text);
 }
 
+/* "`word`" or "`word =" somewhere in the README. */
+static bool documented(const char *text, const char *word)
+{
+    char *a = g_strdup_printf("`%s`", word), *b = g_strdup_printf("`%s =", word);
+    bool ok = strstr(text, a) || strstr(text, b);
+    g_free(a);
+    g_free(b);
+    return ok;
+}
+
+/* The keys of the named sections and of [server]/[cluster] come from their models' own lists
+ * (models/workload.c, fault.c, server.c): every kind and every key must be in the README. */
+static void test_model_keys_documented(void)
+{
+    char *text = readme_text();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    const struct { const char *what; const struct cfg_kind *table; } kinds[] = {
+        { "workload", workload_kinds }, { "fault", fault_kinds },
+    };
+    for (size_t t = 0; t < G_N_ELEMENTS(kinds); t++)
+        for (const struct cfg_kind *k = kinds[t].table; k->kind; k++) {
+            if (strcmp(k->kind, "*") && !documented(text, k->kind)) {
+                fprintf(stderr, "\n  %s kind %s is not in README.md\n", kinds[t].what, k->kind);
+                CU_FAIL("a kind the loader accepts is undocumented");
+            }
+            char **words = g_strsplit(k->keys, " ", -1);
+            for (char **w = words; *w; w++) {
+                size_t l = strlen(*w);
+                if (l && (*w)[l - 1] == '!')
+                    (*w)[l - 1] = 0;
+                if (**w && !documented(text, *w)) {
+                    fprintf(stderr, "\n  [%s] kind %s: key %s is not in README.md\n", kinds[t].what, k->kind, *w);
+                    CU_FAIL("a key of a named section is undocumented");
+                }
+            }
+            g_strfreev(words);
+        }
+    const char *const *lists[] = { server_section_keys, cluster_section_keys };
+    for (size_t l = 0; l < G_N_ELEMENTS(lists); l++)
+        for (const char *const *k = lists[l]; *k; k++)
+            if (!documented(text, *k)) {
+                fprintf(stderr, "\n  [%s] %s is not in README.md\n", l ? "cluster" : "server", *k);
+                CU_FAIL("a [server]/[cluster] key is undocumented");
+            }
+    g_free(text);
+}
+
 static CU_TestInfo tests[] = {
     { "README tables: known keys, loader defaults", test_tables_match_loader },
     { "every loader key is in the README", test_every_key_documented },
+    { "every workload, fault, server and cluster key is in the README", test_model_keys_documented },
     CU_TEST_INFO_NULL,
 };
 

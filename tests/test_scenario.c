@@ -4,7 +4,9 @@
  * results folder left behind; `rocesim check` showing the expanded configuration. */
 #include <glib/gstdio.h>
 #include <string.h>
-#include "sim/scenario.h"
+#include "models/cc.h"
+#include "models/cc_dcqcn.h"
+#include "models/scenario.h"
 #include "tests/testutil.h"
 
 /* ---- helpers ---- */
@@ -68,7 +70,7 @@ static void test_defaults(void)
     CU_ASSERT(s->pfc); /* RoCE runs lossless by default */
     CU_ASSERT_EQUAL(s->lossless_mask, 1u << 3);
     CU_ASSERT_EQUAL(s->mtu, 4096);
-    CU_ASSERT_EQUAL(s->cc, CC_DCQCN);
+    CU_ASSERT_PTR_EQUAL(cc_ops_for(s->cc), &cc_dcqcn_ops);
     CU_ASSERT_STRING_EQUAL(s->cc_preset, "connectx");
     CU_ASSERT_EQUAL(s->ack_every, 4);
     CU_ASSERT(s->rto > 0);
@@ -76,7 +78,7 @@ static void test_defaults(void)
     CU_ASSERT_EQUAL(s->cnp_priority, 6);
     CU_ASSERT_EQUAL(s->queue_sample, PS_PER_US);
     /* the connectx preset (shared/reference/models.md 1.3.4, ConnectX column) */
-    const struct dcqcn_params *d = &s->dcqcn;
+    const struct dcqcn_params *d = cc_dcqcn_params(s);
     CU_ASSERT_EQUAL(d->style, DCQCN_GATED);
     CU_ASSERT_EQUAL(d->min_time_between_cnps, 4 * PS_PER_US);
     CU_ASSERT_EQUAL(d->dce_tcp_rtt, PS_PER_US);
@@ -130,7 +132,7 @@ static void test_derived_scale_with_host_rate(void)
     CU_ASSERT_EQUAL(s->leaves * s->hosts_per_leaf, 16);
     /* hpcc_ns3 preset: R_AI and R_HAI are 5 and 50 Mb/s x BW/25G; at 25G that is 5 and 50,
      * but the file overrides rpg_ai_rate = 10Mbps; everything else comes from the preset */
-    const struct dcqcn_params *d = &s->dcqcn;
+    const struct dcqcn_params *d = cc_dcqcn_params(s);
     CU_ASSERT_STRING_EQUAL(s->cc_preset, "hpcc_ns3");
     CU_ASSERT_EQUAL(d->rpg_ai_rate, 10000000);
     CU_ASSERT_EQUAL(d->rpg_hai_rate, 50000000);
@@ -150,8 +152,8 @@ static void test_derived_scale_with_host_rate(void)
     /* the same preset at 100 Gb/s scales R_AI and R_HAI by 4 */
     const char *sets[] = { "nic.cc_preset=hpcc_ns3", NULL };
     s = load_ok("minimal.ini", sets);
-    CU_ASSERT_EQUAL(s->dcqcn.rpg_ai_rate, 20000000);
-    CU_ASSERT_EQUAL(s->dcqcn.rpg_hai_rate, 200000000);
+    CU_ASSERT_EQUAL(cc_dcqcn_params(s)->rpg_ai_rate, 20000000);
+    CU_ASSERT_EQUAL(cc_dcqcn_params(s)->rpg_hai_rate, 200000000);
     scenario_free(s);
 }
 
@@ -159,7 +161,7 @@ static void test_presets(void)
 {
     const char *paper[] = { "nic.cc_preset=dcqcn_paper", NULL };
     struct scenario *s = load_ok("minimal.ini", paper);
-    const struct dcqcn_params *d = &s->dcqcn;
+    const struct dcqcn_params *d = cc_dcqcn_params(s);
     CU_ASSERT_EQUAL(d->style, DCQCN_PAPER);
     CU_ASSERT_EQUAL(d->min_time_between_cnps, 50 * PS_PER_US);
     CU_ASSERT_EQUAL(d->dce_tcp_rtt, 55 * PS_PER_US);
@@ -174,8 +176,8 @@ static void test_presets(void)
 
     /* a [dcqcn] g given directly wins over dce_tcp_g */
     s = load_ok("gdirect.ini", NULL);
-    CU_ASSERT_DOUBLE_EQUAL(s->dcqcn.g, 0.0625, 1e-15);
-    CU_ASSERT_EQUAL(s->dcqcn.dce_tcp_g, 1020);
+    CU_ASSERT_DOUBLE_EQUAL(cc_dcqcn_params(s)->g, 0.0625, 1e-15);
+    CU_ASSERT_EQUAL(cc_dcqcn_params(s)->dce_tcp_g, 1020);
     scenario_free(s);
 }
 
@@ -196,8 +198,8 @@ static void test_set_overrides(void)
     CU_ASSERT_EQUAL(s->fabric_rate, 200000000000ull);   /* follows the overridden host rate */
     CU_ASSERT_EQUAL(s->ecn_kmax, 3200000);              /* 400 KB x 200/25 */
     CU_ASSERT_EQUAL(s->seed, 99);
-    CU_ASSERT_EQUAL(s->dcqcn.rpg_ai_rate, 7000000);
-    CU_ASSERT_EQUAL(s->dcqcn.rpg_hai_rate, 50000000);   /* still the preset's */
+    CU_ASSERT_EQUAL(cc_dcqcn_params(s)->rpg_ai_rate, 7000000);
+    CU_ASSERT_EQUAL(cc_dcqcn_params(s)->rpg_hai_rate, 50000000);   /* still the preset's */
     CU_ASSERT_STRING_EQUAL(wl_key(s, "w", "size"), "1MB");
     CU_ASSERT_STRING_EQUAL(wl_key(s, "w", "prio"), "5");
     CU_ASSERT_STRING_EQUAL(wl_key(s, "w", "senders"), "1-3");

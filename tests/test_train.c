@@ -5,7 +5,7 @@
 #include "models/schedule.h"
 #include "models/topology.h"
 #include "models/workload.h"
-#include "sim/scenario.h"
+#include "models/scenario.h"
 #include "tests/testutil.h"
 
 struct built {

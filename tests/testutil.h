@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/scenario.h"
+#include "models/scenario.h"
 
 #define TEST_MAIN(suite_name, tests_array)                                                     \
     int main(void)                                                                             \

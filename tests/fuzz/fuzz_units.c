@@ -1,6 +1,6 @@
 /* Units and host lists: the first byte picks the parser, the rest is the text. A value that
  * parses must format to text that parses back to the same value. */
-#include "sim/scenario.h"
+#include "models/scenario.h"
 #include "sim/units.h"
 #include "tests/fuzz/fuzz.h"
 
