@@ -180,20 +180,27 @@ static void pcap_tap(struct net *n, void *tap, const struct packet *p, uint32_t 
     pcap_writer_packet(tap, n->eng.now, p, &ctx);
 }
 
-/* Opens one pcap per listed port ("leaf0:17,host3"): FILE names node-port.pcap. */
-static gboolean open_captures(struct net *n, const struct results_dir *rd, GPtrArray *writers, GError **err)
+/* The ports of [output] pcap ("leaf0:17,host3"), checked before the run: a bad one is bad
+ * input (exit 2). NULL without captures or on an error (*err set). */
+static GArray *capture_ports(const struct net *n, GError **err)
 {
     const struct scenario *sc = n->sc;
-    if (!*sc->pcap)
-        return TRUE;
     char *bad = NULL;
-    GArray *refs = select_parse_ports(n->topo, sc->pcap, &bad);
-    if (!refs) {
+    GArray *refs = *sc->pcap ? select_parse_ports(n->topo, sc->pcap, &bad) : NULL;
+    if (*sc->pcap && !refs)
         scenario_key_error(err, sc, "output", "pcap", sc->pcap,
                            "'%s' is not a port: expected NODE:PORT such as leaf0:17, or a host such as host3", bad);
-        g_free(bad);
-        return FALSE;
-    }
+    g_free(bad);
+    return refs;
+}
+
+/* Opens one pcap per port of refs (may be NULL: none): files named NODE-PORT.pcap. */
+static gboolean open_captures(struct net *n, const struct results_dir *rd, GArray *refs, GPtrArray *writers,
+                              GError **err)
+{
+    const struct scenario *sc = n->sc;
+    if (!refs)
+        return TRUE;
     gboolean ok = TRUE;
     for (guint i = 0; i < refs->len && ok; i++) {
         const struct port_ref *r = &g_array_index(refs, struct port_ref, i);
@@ -212,7 +219,6 @@ static gboolean open_captures(struct net *n, const struct results_dir *rd, GPtrA
         p->tap = w;
         g_ptr_array_add(writers, w);
     }
-    g_array_free(refs, TRUE);
     n->tap_fn = pcap_tap;
     return ok;
 }
@@ -358,6 +364,7 @@ int run_scenario(const struct run_options *o)
     struct results_dir rd = { 0 };
     struct sample_writer sw = { 0 };
     struct sample_selection sel = { 0 };
+    GArray *capture_refs = NULL;
     struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
     GPtrArray *captures = g_ptr_array_new();
     struct xfer_outcome *outcomes = NULL;
@@ -368,6 +375,8 @@ int run_scenario(const struct run_options *o)
         goto fail;
     if (!(topo = topology_build(sc, &err)) || !(sched = workload_build_all(sc, topo, &err)) ||
         !(n = net_build(sc, topo, sched, &err)) || !sample_selection_build(&sel, n, &err))
+        goto fail;
+    if (!(capture_refs = capture_ports(n, &err)) && err)
         goto fail;
     sample_selection_apply_scale(&sel, sc);
     rc = 1;
@@ -380,7 +389,7 @@ int run_scenario(const struct run_options *o)
     struct net_sample_hooks hooks;
     sample_writer_hooks(&sw, &hooks);
     net_attach_sampler(n, &hooks);
-    if (!open_captures(n, &rd, captures, &err))
+    if (!open_captures(n, &rd, capture_refs, captures, &err))
         goto fail;
     n->eng.progress = !o->quiet && isatty(STDERR_FILENO);
 
@@ -460,6 +469,8 @@ fail:
 done:
     run_figures_clear(&fig);
     sample_selection_clear(&sel);
+    if (capture_refs)
+        g_array_free(capture_refs, TRUE);
     g_ptr_array_unref(captures);
     g_free(outcomes);
     net_free(n);

@@ -221,6 +221,7 @@ static void test_bad_values(void)
         { "output.sample_ports=leaf7:3", "sample_ports", "leaf7:3", "'leaf7:3' is not a port: expected" },
         { "output.sample_scale=0", "sample_scale", "0", "expected auto or a whole number" },
         { "output.compress=zip", "compress", "zip", "expected one of off,gzip" },
+        { "output.pcap=leaf0:99", "pcap", "leaf0:99", "'leaf0:99' is not a port: expected NODE:PORT" },
     };
     char *path = test_data_path("results/select.ini");
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
