@@ -1,9 +1,9 @@
 # rocesim — build, test, demo, bench.
-# Sources are found by wildcard: a new module in sim/, models/, analysis/, tune/, replay/ or cli/ and a new
+# Sources are found by wildcard: a new module in sim/, models/, results/, analysis/, tune/, replay/ or cli/ and a new
 # tests/test_*.c suite are built without editing this file.
 
 CC      ?= gcc
-PKGS    := glib-2.0 json-glib-1.0 libpcap
+PKGS    := glib-2.0 json-glib-1.0 libpcap zlib
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -g -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -libverbs -lrdmacm -lm
 TEST_LDLIBS := -lcunit
@@ -11,8 +11,8 @@ TEST_LDLIBS := -lcunit
 CFLAGS_RELEASE := $(CFLAGS_COMMON) -O2
 CFLAGS_SAN     := $(CFLAGS_COMMON) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-LIB_SRCS  := $(filter-out cli/main.c,$(wildcard sim/*.c models/*.c analysis/*.c tune/*.c replay/*.c cli/*.c))
-HDRS      := $(wildcard sim/*.h models/*.h analysis/*.h tune/*.h replay/*.h cli/*.h tests/*.h)
+LIB_SRCS  := $(filter-out cli/main.c,$(wildcard sim/*.c models/*.c results/*.c analysis/*.c tune/*.c replay/*.c cli/*.c))
+HDRS      := $(wildcard sim/*.h models/*.h results/*.h analysis/*.h tune/*.h replay/*.h cli/*.h tests/*.h)
 TEST_SRCS := $(wildcard tests/test_*.c)
 
 REL_OBJS  := $(patsubst %.c,build/obj/%.o,$(LIB_SRCS))
@@ -21,7 +21,7 @@ TESTS_REL := $(patsubst tests/%.c,build/tests/%,$(TEST_SRCS))
 TESTS_SAN := $(patsubst tests/%.c,build/tests-san/%,$(TEST_SRCS))
 
 # Debian packages the project needs; `make deps` installs the missing ones.
-DEB_PKGS := build-essential pkg-config libglib2.0-dev libjson-glib-dev libpcap-dev \
+DEB_PKGS := build-essential pkg-config libglib2.0-dev libjson-glib-dev libpcap-dev zlib1g-dev \
             libibverbs-dev librdmacm-dev libcunit1-dev gnuplot-nox
 DEB_CHECK_PKGS := tshark chromium openmpi-bin libopenmpi-dev iproute2 clang libclang-rt-14-dev
 

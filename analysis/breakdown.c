@@ -1,5 +1,6 @@
 #include "analysis/breakdown.h"
-#include "analysis/pfc_csv.h"
+#include "models/ideal.h"
+#include "results/pfc_csv.h"
 #include <inttypes.h>
 #include <string.h>
 
@@ -75,7 +76,7 @@ static uint64_t route_paused(const struct net *n, const struct pauses *pz, uint3
     return worst;
 }
 
-static void account(const struct net *n, breakdown_ideal_fn ideal, const struct pauses *pz, uint32_t id,
+static void account(const struct net *n, const struct pauses *pz, uint32_t id,
                     struct parts *p)
 {
     const struct transfer *t = schedule_get(n->sched, id);
@@ -83,7 +84,7 @@ static void account(const struct net *n, breakdown_ideal_fn ideal, const struct 
     p->compute += t->delay;
     if (!t->bytes)
         return;
-    simtime_t fct = x->end - x->start, best = ideal(n->sc, n->topo, t->src, t->dst, t->bytes);
+    simtime_t fct = x->end - x->start, best = ideal_transfer_ps(n->sc, n->topo, t->src, t->dst, t->bytes);
     if (best > fct)
         best = fct;
     bool inter = n->topo->nodes[t->src].server != n->topo->nodes[t->dst].server;
@@ -104,7 +105,7 @@ static void account(const struct net *n, breakdown_ideal_fn ideal, const struct 
 
 static double us(simtime_t ps) { return (double)ps / 1e6; }
 
-void breakdown_write(const struct net *n, breakdown_ideal_fn ideal, const char *pfc_csv, FILE *f)
+void breakdown_write(const struct net *n, const char *pfc_csv, FILE *f)
 {
     const struct schedule *s = n->sched;
     struct pauses pz;
@@ -122,7 +123,7 @@ void breakdown_write(const struct net *n, breakdown_ideal_fn ideal, const char *
             const struct transfer *t = schedule_get(s, cur);
             const uint32_t *d = schedule_deps(s, t);
             if (cur != cl->first + cl->count - 1)
-                account(n, ideal, &pz, cur, &p);
+                account(n, &pz, cur, &p);
             uint32_t best = UINT32_MAX;
             for (uint32_t k = 0; k < t->ndeps; k++)
                 if (d[k] >= begin && (best == UINT32_MAX || n->xfers[d[k]].end > n->xfers[best].end ||

@@ -10,12 +10,8 @@
 #include <stdio.h>
 #include "models/net.h"
 
-/* The unloaded time of `bytes` from src to dst (sim/cmd_run.c's ideal_transfer_ps). */
-typedef simtime_t (*breakdown_ideal_fn)(const struct scenario *sc, const struct topology *t, uint32_t src,
-                                         uint32_t dst, uint64_t bytes);
-
 /* collectives_breakdown.csv: one row per collective instance that finished; pfc_csv is the
- * run's pfc.csv (may be NULL). */
-void breakdown_write(const struct net *n, breakdown_ideal_fn ideal, const char *pfc_csv, FILE *f);
+ * run's pfc.csv (may be NULL). The unloaded time is models/ideal.h's. */
+void breakdown_write(const struct net *n, const char *pfc_csv, FILE *f);
 
 #endif

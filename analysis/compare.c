@@ -36,6 +36,7 @@
 #include "analysis/plot.h"
 #include "analysis/report.h"
 #include "analysis/compare.h"
+#include "results/outcome.h"
 
 #define PRINT_PORTS 10   /* busiest matched ports printed on the terminal (all in the HTML) */
 
@@ -76,7 +77,7 @@ typedef struct {
 
 /* The runs of one side: the first is the one named on the command line. */
 typedef struct {
-    metrics_summary **runs;
+    results_summary **runs;
     guint n;
 } cmp_side;
 
@@ -106,7 +107,7 @@ static metrics_stats side_stats(const cmp_side *side, const char *key)
     double *v = g_new(double, side->n);
     guint n = 0;
     for (guint i = 0; i < side->n; i++)
-        n += metrics_json_number(side->runs[i]->metrics, key, &v[n]);
+        n += results_json_number(side->runs[i]->metrics, key, &v[n]);
     metrics_stats st = metrics_stats_of(v, n);
     g_free(v);
     return st;
@@ -134,8 +135,8 @@ static void add_row(GPtrArray *rows, const cmp_rules *ru, int group, const char 
     r->name = g_strdup(name);
     r->key = g_strdup(key);
     r->group = group;
-    r->has_a = metrics_json_number(oa, key, &r->a);
-    r->has_b = metrics_json_number(ob, key, &r->b);
+    r->has_a = results_json_number(oa, key, &r->a);
+    r->has_b = results_json_number(ob, key, &r->b);
     r->sa = metrics_stats_of(&r->a, r->has_a);
     r->sb = metrics_stats_of(&r->b, r->has_b);
     r->floor = row_floor(ru, key);
@@ -176,7 +177,7 @@ static GPtrArray *numeric_keys(JsonObject *a, JsonObject *b, const char *const *
         GList *members = json_object_get_members(objs[o]);
         for (GList *l = members; l; l = l->next) {
             double v;
-            if (g_hash_table_contains(seen, l->data) || !metrics_json_number(objs[o], l->data, &v))
+            if (g_hash_table_contains(seen, l->data) || !results_json_number(objs[o], l->data, &v))
                 continue;
             char *k = g_strdup(l->data);
             g_ptr_array_add(keys, k);
@@ -199,12 +200,12 @@ static GHashTable *index_objects(JsonArray *arr, gboolean ports, GPtrArray *orde
         JsonObject *o = json_node_get_object(n);
         char *id;
         if (ports) {
-            char *node = metrics_json_string(o, "node"), *port = metrics_json_string(o, "port");
+            char *node = results_json_string(o, "node"), *port = results_json_string(o, "port");
             id = node && port ? g_strdup_printf("%s:%s", node, port) : NULL;
             g_free(node);
             g_free(port);
         } else {
-            id = metrics_json_string(o, "job");
+            id = results_json_string(o, "job");
         }
         if (!id || g_hash_table_contains(t, id)) {
             g_free(id);
@@ -227,10 +228,10 @@ static metrics_stats array_stats(const cmp_side *side, gboolean ports, const cha
     double *v = g_new(double, side->n);
     guint n = 0;
     for (guint i = 0; i < side->n; i++) {
-        metrics_summary *r = side->runs[i];
+        results_summary *r = side->runs[i];
         GHashTable *t = index_objects(ports ? r->ports : r->jobs, ports, NULL);
         JsonObject *o = g_hash_table_lookup(t, id);
-        n += o && metrics_json_number(o, key, &v[n]);
+        n += o && results_json_number(o, key, &v[n]);
         g_hash_table_destroy(t);
     }
     metrics_stats st = metrics_stats_of(v, n);
@@ -281,8 +282,8 @@ static void compare_arrays(GPtrArray *rows, const cmp_rules *ru, const cmp_side 
         mc->matched++;
         if (ports) {
             double qa = 0, qb = 0;
-            metrics_json_number(oa, "max_queue_bytes", &qa);
-            metrics_json_number(ob, "max_queue_bytes", &qb);
+            results_json_number(oa, "max_queue_bytes", &qa);
+            results_json_number(ob, "max_queue_bytes", &qb);
             for (size_t k = 0; k < G_N_ELEMENTS(port_keys); k++) {
                 char *name = g_strdup_printf("port %s %s", id, port_keys[k]);
                 add_row(rows, ru, G_PORTS, name, port_keys[k], oa, ob);
@@ -386,7 +387,7 @@ static gboolean fct_block(GString *dat, const char *dir, double *lo, double *hi,
     double *v = NULL;
     size_t n = 0;
     GError *e = NULL;
-    gboolean ok = metrics_csv_read_column(p, "fct_ns", &v, &n, &e);
+    gboolean ok = results_csv_read_column(p, "fct_ns", &v, &n, &e);
     g_free(p);
     if (!ok) {
         if (!g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT))
@@ -396,13 +397,13 @@ static gboolean fct_block(GString *dat, const char *dir, double *lo, double *hi,
     }
     g_string_append_printf(dat, "# CDF of fct_ns in %s/transfers.csv: fct_ns fraction_le\n", dir);
     if (ok && n > 0) {
-        metrics_sort(v, n);
+        stats_sort(v, n);
         *lo = fmin(*lo, v[0]);
         *hi = fmax(*hi, v[n - 1]);
-        GArray *cdf = metrics_cdf(v, n, 2000);
+        GArray *cdf = stats_cdf(v, n, 2000);
         g_string_append_printf(dat, "%.17g 0\n", v[0]);
         for (guint i = 0; i < cdf->len; i++) {
-            metrics_point *pt = &g_array_index(cdf, metrics_point, i);
+            stats_point *pt = &g_array_index(cdf, stats_point, i);
             g_string_append_printf(dat, "%.17g %.17g\n", pt->x, pt->y);
         }
         g_array_free(cdf, TRUE);
@@ -466,12 +467,12 @@ static gboolean overlay_fct(const overlay_ctx *c, const char *name, GError **err
 }
 
 /* Scans a series file; NULL (no error) when the file is missing. */
-static GPtrArray *scan_opt(const char *dir, const char *file, metrics_series_kind kind,
+static GPtrArray *scan_opt(const char *dir, const char *file, results_series_kind kind,
                            GError **err)
 {
     char *p = g_build_filename(dir, file, NULL);
     GError *e = NULL;
-    GPtrArray *s = metrics_series_scan(p, kind, &e);
+    GPtrArray *s = results_series_scan(p, kind, &e);
     g_free(p);
     if (!s) {
         if (g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT))
@@ -486,7 +487,7 @@ static GHashTable *by_key(GPtrArray *series)
 {
     GHashTable *t = g_hash_table_new(g_str_hash, g_str_equal);
     for (guint i = 0; series && i < series->len; i++) {
-        metrics_series *s = g_ptr_array_index(series, i);
+        results_series *s = g_ptr_array_index(series, i);
         g_hash_table_insert(t, s->key, s);
     }
     return t;
@@ -495,7 +496,7 @@ static GHashTable *by_key(GPtrArray *series)
 /* Overlay of the `want` busiest series common to both runs (queues: the busiest queue; rates:
  * the busiest flows). A is solid, B dashed, one colour per series. */
 static gboolean overlay_series(const overlay_ctx *c, const char *name, const char *file,
-                               metrics_series_kind kind, guint want, GError **err)
+                               results_series_kind kind, guint want, GError **err)
 {
     GPtrArray *sa = scan_opt(c->dir_a, file, kind, err);
     GPtrArray *sb = sa ? scan_opt(c->dir_b, file, kind, err) : NULL;
@@ -510,10 +511,10 @@ static gboolean overlay_series(const overlay_ctx *c, const char *name, const cha
     GPtrArray *pick_a = g_ptr_array_new(), *pick_b = g_ptr_array_new();
     GArray *score = g_array_new(FALSE, FALSE, sizeof(double));
     for (guint i = 0; i < sa->len; i++) {
-        metrics_series *a = g_ptr_array_index(sa, i), *b = g_hash_table_lookup(kb, a->key);
+        results_series *a = g_ptr_array_index(sa, i), *b = g_hash_table_lookup(kb, a->key);
         if (!b)
             continue;
-        double s = kind == METRICS_SERIES_QUEUES ? fmax(a->vmax, b->vmax) : fmax(a->area, b->area);
+        double s = kind == RESULTS_SERIES_QUEUES ? fmax(a->vmax, b->vmax) : fmax(a->area, b->area);
         if (s <= 0)
             continue;
         guint at = 0;
@@ -533,43 +534,43 @@ static gboolean overlay_series(const overlay_ctx *c, const char *name, const cha
     if (pick_a->len == 0)
         goto out;
     char *pa = g_build_filename(c->dir_a, file, NULL), *pb = g_build_filename(c->dir_b, file, NULL);
-    gboolean loaded = metrics_series_load(pa, kind, pick_a, err) &&
-                      metrics_series_load(pb, kind, pick_b, err);
+    gboolean loaded = results_series_load(pa, kind, pick_a, err) &&
+                      results_series_load(pb, kind, pick_b, err);
     g_free(pa);
     g_free(pb);
     if (!loaded)
         goto out;
     double tmax = 0, vmax = 0;
     for (guint i = 0; i < pick_a->len; i++) {
-        metrics_series *a = g_ptr_array_index(pick_a, i), *b = g_ptr_array_index(pick_b, i);
+        results_series *a = g_ptr_array_index(pick_a, i), *b = g_ptr_array_index(pick_b, i);
         tmax = fmax(tmax, fmax(a->t_last, b->t_last));
         vmax = fmax(vmax, fmax(a->vmax, b->vmax));
     }
     double tdiv, ydiv = 1;
     const char *tu = plot_time_unit(tmax, &tdiv);
     const char *yu = "Gb/s";
-    if (kind == METRICS_SERIES_QUEUES) {
+    if (kind == RESULTS_SERIES_QUEUES) {
         ydiv = vmax >= 2e6 ? 1e6 : 1e3;
         yu = vmax >= 2e6 ? "MB" : "KB";
     }
     GString *dat = g_string_new(NULL), *gp = g_string_new(NULL);
-    plot_gp_begin(gp, name, kind == METRICS_SERIES_QUEUES
+    plot_gp_begin(gp, name, kind == RESULTS_SERIES_QUEUES
                                 ? "queue depth of the busiest queue common to both runs"
                                 : "sending rate of the busiest flows common to both runs");
     g_string_append_printf(gp, "tdiv = %g   # ns per %s\nydiv = %g\nset title ", tdiv, tu, ydiv);
-    char *title = kind == METRICS_SERIES_QUEUES
+    char *title = kind == RESULTS_SERIES_QUEUES
                       ? g_strdup_printf("Queue depth of %s, A against B",
-                                        ((metrics_series *)g_ptr_array_index(pick_a, 0))->label)
+                                        ((results_series *)g_ptr_array_index(pick_a, 0))->label)
                       : g_strdup_printf("Sending rate of the %u busiest common flow%s, A against B",
                                         pick_a->len, pick_a->len == 1 ? "" : "s");
     plot_gp_quote(gp, title);
     g_free(title);
     g_string_append_printf(gp, "\nset xlabel 'time (%s)'\nset ylabel '%s (%s)'\n"
                                "set xrange [0:*]\nset yrange [0:*]\nset key top right\nplot ",
-                           tu, kind == METRICS_SERIES_QUEUES ? "queue depth" : "sending rate", yu);
+                           tu, kind == RESULTS_SERIES_QUEUES ? "queue depth" : "sending rate", yu);
     guint block = 0;
     for (guint i = 0; i < pick_a->len; i++) {
-        metrics_series *ab[2] = { g_ptr_array_index(pick_a, i), g_ptr_array_index(pick_b, i) };
+        results_series *ab[2] = { g_ptr_array_index(pick_a, i), g_ptr_array_index(pick_b, i) };
         for (int r = 0; r < 2; r++) {
             plot_dat_series(dat, ab[r], 2000, 0);
             /* One series: a colour per run; several: a colour per series, B dashed. */
@@ -577,7 +578,7 @@ static gboolean overlay_series(const overlay_ctx *c, const char *name, const cha
             g_string_append_printf(gp, "%s'%s.dat' index %u using ($1/tdiv):($2/ydiv) with steps "
                                        "lt %u%s", block ? ", \\\n     " : "", name, block, lt,
                                    r ? " dt 2" : "");
-            char *extra = kind == METRICS_SERIES_QUEUES ? NULL
+            char *extra = kind == RESULTS_SERIES_QUEUES ? NULL
                                                         : g_strdup_printf("(%s)", ab[r]->label);
             gp_legend(gp, r ? c->label_b : c->label_a, extra);
             g_free(extra);
@@ -629,9 +630,9 @@ static guint draw_overlays(const overlay_ctx *c, GString *warnings)
         if (i == 0)
             wrote[i] = overlay_fct(c, name, &e);
         else if (i == 1)
-            wrote[i] = overlay_series(c, name, "queues.csv", METRICS_SERIES_QUEUES, 1, &e);
+            wrote[i] = overlay_series(c, name, "queues.csv", RESULTS_SERIES_QUEUES, 1, &e);
         else
-            wrote[i] = overlay_series(c, name, "rates.csv", METRICS_SERIES_RATES, 3, &e);
+            wrote[i] = overlay_series(c, name, "rates.csv", RESULTS_SERIES_RATES, 3, &e);
         if (e) {
             g_string_append_printf(warnings, "%s\n", e->message);
             g_clear_error(&e);
@@ -679,10 +680,8 @@ static gboolean write_json(const char *out, const char *a, const char *b, const 
 {
     JsonBuilder *jb = json_builder_new();
     json_builder_begin_object(jb);
-    json_builder_set_member_name(jb, "a");
-    json_builder_add_string_value(jb, a);
-    json_builder_set_member_name(jb, "b");
-    json_builder_add_string_value(jb, b);
+    outcome_json_str(jb, "a", a);
+    outcome_json_str(jb, "b", b);
     json_builder_set_member_name(jb, "tolerance");
     json_builder_add_double_value(jb, ru->tolerance);
     json_builder_set_member_name(jb, "rows");
@@ -690,12 +689,9 @@ static gboolean write_json(const char *out, const char *a, const char *b, const 
     for (guint i = 0; i < rows->len; i++) {
         cmp_row *r = g_ptr_array_index(rows, i);
         json_builder_begin_object(jb);
-        json_builder_set_member_name(jb, "name");
-        json_builder_add_string_value(jb, r->name);
-        json_builder_set_member_name(jb, "key");
-        json_builder_add_string_value(jb, r->key);
-        json_builder_set_member_name(jb, "group");
-        json_builder_add_string_value(jb, group_name(r->group));
+        outcome_json_str(jb, "name", r->name);
+        outcome_json_str(jb, "key", r->key);
+        outcome_json_str(jb, "group", group_name(r->group));
         gboolean both = r->has_a && r->has_b;
         json_num_or_null(jb, "a", r->has_a, r->a);
         json_num_or_null(jb, "b", r->has_b, r->b);
@@ -713,8 +709,7 @@ static gboolean write_json(const char *out, const char *a, const char *b, const 
         json_num_or_null(jb, "sd_a", r->sa.n > 1, r->sa.sd);
         json_num_or_null(jb, "sd_b", r->sb.n > 1, r->sb.sd);
         static const char *const dirs[] = { "neither", "lower", "higher" };
-        json_builder_set_member_name(jb, "better_is");
-        json_builder_add_string_value(jb, dirs[metrics_key_direction(r->key)]);
+        outcome_json_str(jb, "better_is", dirs[metrics_key_direction(r->key)]);
         json_builder_set_member_name(jb, "better");
         if (r->better)
             json_builder_add_string_value(jb, r->better > 0 ? "b" : "a");
@@ -729,10 +724,8 @@ static gboolean write_json(const char *out, const char *a, const char *b, const 
     json_builder_add_int_value(jb, nout);
     json_builder_set_member_name(jb, "one_sided");
     json_builder_add_int_value(jb, one_sided);
-    json_builder_set_member_name(jb, "verdict");
-    json_builder_add_string_value(jb, nout ? "different" : "same");
-    json_builder_set_member_name(jb, "better");
-    json_builder_add_string_value(jb, overall);
+    outcome_json_str(jb, "verdict", nout ? "different" : "same");
+    outcome_json_str(jb, "better", overall);
     json_builder_end_object(jb);
     JsonGenerator *g = json_generator_new();
     JsonNode *root = json_builder_get_root(jb);
@@ -887,7 +880,7 @@ static char *floors_text(const cmp_rules *ru)
 }
 
 /* Loads DIR/summary.json for compare; prints the problem and returns NULL on bad input. */
-static metrics_summary *load_run(const char *dir)
+static results_summary *load_run(const char *dir)
 {
     if (!g_file_test(dir, G_FILE_TEST_IS_DIR)) {
         g_printerr("rocesim compare: %s: %s\n", dir,
@@ -896,7 +889,7 @@ static metrics_summary *load_run(const char *dir)
         return NULL;
     }
     GError *e = NULL;
-    metrics_summary *s = metrics_summary_read_dir(dir, &e);
+    results_summary *s = results_summary_read_dir(dir, &e);
     if (!s) {
         g_printerr("rocesim compare: %s\n", e->message);
         g_error_free(e);
@@ -904,7 +897,7 @@ static metrics_summary *load_run(const char *dir)
     }
     if (!s->metrics) {
         g_printerr("rocesim compare: %s: no \"metrics\" object: not a results summary\n", s->path);
-        metrics_summary_free(s);
+        results_summary_free(s);
         return NULL;
     }
     return s;
@@ -926,7 +919,7 @@ static char *trimmed_basename(const char *dir)
 static void side_free(cmp_side *side)
 {
     for (guint i = 0; i < side->n; i++)
-        metrics_summary_free(side->runs[i]);
+        results_summary_free(side->runs[i]);
     g_free(side->runs);
     side->runs = NULL;
     side->n = 0;
@@ -937,7 +930,7 @@ static void side_free(cmp_side *side)
 static gboolean side_load(cmp_side *side, const char *first, char **more)
 {
     guint n = 1 + (more ? g_strv_length(more) : 0);
-    side->runs = g_new0(metrics_summary *, n);
+    side->runs = g_new0(results_summary *, n);
     for (guint i = 0; i < n; i++) {
         if (!(side->runs[i] = load_run(i ? more[i - 1] : first)))
             return FALSE;
@@ -950,7 +943,7 @@ static gboolean side_load(cmp_side *side, const char *first, char **more)
  * simulated or replayed run. */
 static char *capture_files(const cmp_side *side)
 {
-    return metrics_summary_scenario(side->runs[0], "pcap-stats", "files");
+    return results_summary_scenario(side->runs[0], "pcap-stats", "files");
 }
 
 /* What a capture measures of the flows it saw: compared against a run, only these are like
@@ -998,7 +991,7 @@ static void print_table(GPtrArray *rows)
         if (r->group == G_PORTS && !strcmp(r->key, "max_queue_bytes"))
             g_array_append_val(port_w, r->weight);
     }
-    metrics_sort((double *)port_w->data, port_w->len);
+    stats_sort((double *)port_w->data, port_w->len);
     double cut = port_w->len > PRINT_PORTS ? g_array_index(port_w, double, port_w->len - PRINT_PORTS) : -1;
     g_array_free(port_w, TRUE);
     GPtrArray *shown = g_ptr_array_new();

@@ -58,11 +58,11 @@
 #include "analysis/metrics.h"
 #include "analysis/pcap.h"
 #include "analysis/pcap_stats.h"
+#include "results/csv.h"
+#include "results/folder.h"
+#include "results/format.h"
+#include "results/summary.h"
 #include "sim/units.h"
-
-#ifndef ROCESIM_VERSION
-#define ROCESIM_VERSION "0.1.0"
-#endif
 
 #define MAX_REPORTED_MALFORMED 5
 
@@ -581,21 +581,6 @@ static void attribute_cnps(struct stats *s)
 
 /* ---- output ---- */
 
-static void csv_field(GString *g, const char *v)
-{
-    if (!strpbrk(v, ",\"\n\r")) {
-        g_string_append(g, v);
-        return;
-    }
-    g_string_append_c(g, '"');
-    for (const char *c = v; *c; c++) {
-        if (*c == '"')
-            g_string_append_c(g, '"');
-        g_string_append_c(g, *c);
-    }
-    g_string_append_c(g, '"');
-}
-
 static bool write_file(const char *dir, const char *name, const GString *g, GError **err)
 {
     char *path = g_build_filename(dir, name, NULL);
@@ -644,14 +629,14 @@ static bool write_rates(struct stats *s, const char *dir, GError **err)
         }
     }
     g_array_sort(rows, rate_cmp);
-    GString *g = g_string_new("t_ns,flow,rate_gbps\n");
+    GString *g = g_string_new(RESULTS_RATES_HEADER "\n");
     for (guint i = 0; i < rows->len; i++) {
         struct rate_row *r = &g_array_index(rows, struct rate_row, i);
         g_string_append_printf(g, "%" G_GUINT64_FORMAT ",", r->t);
-        csv_field(g, r->flow);
+        results_csv_quote(g, r->flow);
         g_string_append_printf(g, ",%.3f\n", r->gbps);
     }
-    bool ok = write_file(dir, "rates.csv", g, err);
+    bool ok = write_file(dir, RESULTS_RATES, g, err);
     g_string_free(g, TRUE);
     g_array_free(rows, TRUE);
     return ok;
@@ -691,14 +676,14 @@ static bool write_counters(struct stats *s, const char *dir, GError **err)
         }
     }
     g_array_sort(rows, counter_cmp);
-    GString *g = g_string_new("t_ns,node,port,counter,value\n");
+    GString *g = g_string_new(RESULTS_COUNTERS_HEADER "\n");
     for (guint i = 0; i < rows->len; i++) {
         struct counter_row *r = &g_array_index(rows, struct counter_row, i);
         g_string_append_printf(g, "%" G_GUINT64_FORMAT ",", s->end_ns);
-        csv_field(g, r->node);
+        results_csv_quote(g, r->node);
         g_string_append_printf(g, ",0,%s,%" G_GUINT64_FORMAT "\n", r->name, r->value);
     }
-    bool ok = write_file(dir, "counters.csv", g, err);
+    bool ok = write_file(dir, RESULTS_COUNTERS, g, err);
     g_string_free(g, TRUE);
     g_array_free(rows, TRUE);
     return ok;
@@ -721,18 +706,18 @@ static int pfc_cmp(gconstpointer a, gconstpointer b, gpointer data)
 static bool write_pfc(struct stats *s, const char *dir, GError **err)
 {
     g_array_sort_with_data(s->pfc_rows, pfc_cmp, s);
-    GString *g = g_string_new("t_ns,node,port,prio,event,duration_ns\n");
+    GString *g = g_string_new(RESULTS_PFC_HEADER "\n");
     for (guint i = 0; i < s->pfc_rows->len; i++) {
         struct pfc_row *r = &g_array_index(s->pfc_rows, struct pfc_row, i);
         g_string_append_printf(g, "%" G_GUINT64_FORMAT ",", r->t_ns);
-        csv_field(g, s->nodes[r->node].name);
+        results_csv_quote(g, s->nodes[r->node].name);
         if (r->resume)
             g_string_append_printf(g, ",0,%u,resume,%" G_GUINT64_FORMAT "\n", r->prio,
                                    r->duration_ns);
         else
             g_string_append_printf(g, ",0,%u,pause,\n", r->prio);
     }
-    bool ok = write_file(dir, "pfc.csv", g, err);
+    bool ok = write_file(dir, RESULTS_PFC, g, err);
     g_string_free(g, TRUE);
     return ok;
 }
@@ -752,7 +737,7 @@ static bool write_flows(struct stats *s, const char *dir, GError **err)
     GString *g = g_string_new("flow,src,dst,qpn,sport,packets,bytes,ce_fraction,cnps,psn_gaps\n");
     for (guint i = 0; i < v->len; i++) {
         struct flow *f = g_ptr_array_index(v, i);
-        csv_field(g, f->name);
+        results_csv_quote(g, f->name);
         g_string_append_printf(g, ",%s,%s,%u,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
                                ",%.6f,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n",
                                f->src, f->dst, f->key.qpn, f->sport, f->packets, f->bytes,
@@ -874,7 +859,7 @@ static bool write_transfers(struct stats *s, const char *dir, JsonBuilder *metri
 
     double *fct = g_new(double, xs->len + 1);
     uint64_t bytes = 0, completion = 0;
-    GString *g = g_string_new("id,src,dst,bytes,prio,start_ns,end_ns,fct_ns,ideal_ns,slowdown\n");
+    GString *g = g_string_new(RESULTS_TRANSFERS_HEADER "\n");
     for (guint i = 0; i < xs->len; i++) {
         struct xfer *x = &g_array_index(xs, struct xfer, i);
         const struct msg *m = x->m;
@@ -892,7 +877,7 @@ static bool write_transfers(struct stats *s, const char *dir, JsonBuilder *metri
         bytes += b;
         completion = MAX(completion, x->end_ns);
     }
-    bool ok = write_file(dir, "transfers.csv", g, err);
+    bool ok = write_file(dir, RESULTS_TRANSFERS, g, err);
     g_string_free(g, TRUE);
 
     json_builder_set_member_name(metrics, "transfers");
@@ -906,9 +891,9 @@ static bool write_transfers(struct stats *s, const char *dir, JsonBuilder *metri
         json_builder_set_member_name(metrics, "completion_ns");
         json_builder_add_int_value(metrics, (gint64)completion);
         json_builder_set_member_name(metrics, "fct_p50_ns");
-        json_builder_add_int_value(metrics, (gint64)metrics_percentile(fct, xs->len, 50));
+        json_builder_add_int_value(metrics, (gint64)stats_percentile(fct, xs->len, 50));
         json_builder_set_member_name(metrics, "fct_p99_ns");
-        json_builder_add_int_value(metrics, (gint64)metrics_percentile(fct, xs->len, 99));
+        json_builder_add_int_value(metrics, (gint64)stats_percentile(fct, xs->len, 99));
         json_builder_set_member_name(metrics, "fct_max_ns");
         json_builder_add_int_value(metrics, (gint64)fct[xs->len - 1]);
     }
@@ -937,9 +922,7 @@ static bool write_outputs(struct stats *s, const char *dir, const char *files_ar
         !write_flows(s, dir, err))
         return false;
 
-    JsonBuilder *b = json_builder_new();
-    json_builder_begin_object(b);
-    add_str(b, "rocesim_version", ROCESIM_VERSION);
+    JsonBuilder *b = summary_begin();
     json_builder_set_member_name(b, "scenario");
     json_builder_begin_object(b);
     json_builder_set_member_name(b, "pcap-stats");
@@ -999,11 +982,7 @@ static bool write_outputs(struct stats *s, const char *dir, const char *files_ar
     add_int(b, "paused_ns", s->paused_ns);
     json_builder_end_object(b);
 
-    json_builder_set_member_name(b, "warnings");
-    json_builder_begin_array(b);
-    for (guint i = 0; i < s->warnings->len; i++)
-        json_builder_add_string_value(b, g_ptr_array_index(s->warnings, i));
-    json_builder_end_array(b);
+    summary_warnings(b, s->warnings);
 
     json_builder_set_member_name(b, "engine");
     json_builder_begin_object(b);
@@ -1016,38 +995,10 @@ static bool write_outputs(struct stats *s, const char *dir, const char *files_ar
     json_builder_end_object(b);
     json_builder_end_object(b);
 
-    if (ok) {
-        JsonGenerator *gen = json_generator_new();
-        JsonNode *root = json_builder_get_root(b);
-        json_generator_set_root(gen, root);
-        json_generator_set_pretty(gen, TRUE);
-        char *path = g_build_filename(dir, "summary.json", NULL);
-        ok = json_generator_to_file(gen, path, err);
-        g_free(path);
-        json_node_unref(root);
-        g_object_unref(gen);
-    }
+    if (ok)
+        return summary_write(dir, b, err);
     g_object_unref(b);
     return ok;
-}
-
-/* Removes a folder tree without following symbolic links. */
-static void remove_tree(const char *dir)
-{
-    GDir *d = g_dir_open(dir, 0, NULL);
-    if (d) {
-        const char *e;
-        while ((e = g_dir_read_name(d))) {
-            char *p = g_build_filename(dir, e, NULL);
-            if (g_file_test(p, G_FILE_TEST_IS_DIR) && !g_file_test(p, G_FILE_TEST_IS_SYMLINK))
-                remove_tree(p);
-            else
-                g_unlink(p);
-            g_free(p);
-        }
-        g_dir_close(d);
-    }
-    g_rmdir(dir);
 }
 
 /* An existing output folder is replaced only if it is a results folder (has summary.json). */
@@ -1091,7 +1042,7 @@ static bool install_outdir(const char *tmp, const char *out, GError **err)
         return false;
     }
     if (old)
-        remove_tree(old);
+        rmtree(old);
     g_free(old);
     return true;
 }
@@ -1265,7 +1216,7 @@ enum pcap_stats_outcome pcap_stats_run(const struct pcap_stats_opts *o)
 
 done:
     if (tmp) {
-        remove_tree(tmp);
+        rmtree(tmp);
         g_free(tmp);
     }
     if (err)

@@ -128,7 +128,7 @@ static void dat_point(GString *dat, double t, double v)
         g_string_append_printf(dat, "%.17g NaN\n", t);
 }
 
-void plot_dat_series(GString *dat, const metrics_series *s, guint bins, double t_end)
+void plot_dat_series(GString *dat, const results_series *s, guint bins, double t_end)
 {
     const double *t = (const double *)s->t->data, *v = (const double *)s->v->data;
     guint n = s->t->len;
@@ -252,7 +252,7 @@ gboolean plot_run_script(const char *gnuplot, const char *dir, const char *name,
 typedef struct {
     const char *dir;
     char *plots;              /* DIR/plots */
-    metrics_summary *sum;     /* NULL when summary.json is absent */
+    results_summary *sum;     /* NULL when summary.json is absent */
     double end_ns;            /* end of the run, 0 when unknown */
 } plot_ctx;
 
@@ -290,14 +290,14 @@ static const char *bytes_unit(double vmax, double *div)
     return "KB";
 }
 
-/* Scans DIR/FILE as a time series (metrics_series_scan). NULL with *status 0 when the file is
+/* Scans DIR/FILE as a time series (results_series_scan). NULL with *status 0 when the file is
  * missing (*why says so) or -1 on an error; *path is the file's path either way (g_free it). */
-static GPtrArray *scan_series(const plot_ctx *c, const char *file, metrics_series_kind kind, char **path, char **why, int *status,
+static GPtrArray *scan_series(const plot_ctx *c, const char *file, results_series_kind kind, char **path, char **why, int *status,
                               GError **err)
 {
     *path = in_dir(c, file);
     GError *e = NULL;
-    GPtrArray *all = metrics_series_scan(*path, kind, &e);
+    GPtrArray *all = results_series_scan(*path, kind, &e);
     *status = 0;
     if (!all) {
         if (g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT)) {
@@ -315,27 +315,27 @@ static int fig_queue_depth(plot_ctx *c, const char *name, char **why, GError **e
 {
     char *path;
     int status;
-    GPtrArray *all = scan_series(c, "queues.csv", METRICS_SERIES_QUEUES, &path, why, &status, err);
+    GPtrArray *all = scan_series(c, "queues.csv", RESULTS_SERIES_QUEUES, &path, why, &status, err);
     if (!all) {
         g_free(path);
         return status;
     }
     int rc = 0;
-    if (all->len == 0 || ((metrics_series *)g_ptr_array_index(all, 0))->vmax <= 0) {
+    if (all->len == 0 || ((results_series *)g_ptr_array_index(all, 0))->vmax <= 0) {
         *why = g_strdup(all->len ? "every queue stayed empty" : "queues.csv has no samples");
         goto out;
     }
     guint total = all->len;
     while (all->len > QUEUE_SERIES ||
-           (all->len > 1 && ((metrics_series *)g_ptr_array_index(all, all->len - 1))->vmax <= 0))
+           (all->len > 1 && ((results_series *)g_ptr_array_index(all, all->len - 1))->vmax <= 0))
         g_ptr_array_remove_index(all, all->len - 1);
-    if (!metrics_series_load(path, METRICS_SERIES_QUEUES, all, err)) {
+    if (!results_series_load(path, RESULTS_SERIES_QUEUES, all, err)) {
         rc = -1;
         goto out;
     }
     double tmax = c->end_ns, vmax = 0;
     for (guint i = 0; i < all->len; i++) {
-        metrics_series *s = g_ptr_array_index(all, i);
+        results_series *s = g_ptr_array_index(all, i);
         tmax = fmax(tmax, s->t_last);
         vmax = fmax(vmax, s->vmax);
     }
@@ -347,7 +347,7 @@ static int fig_queue_depth(plot_ctx *c, const char *name, char **why, GError **e
     double thr[3];
     char *thr_text[3] = { NULL, NULL, NULL };
     for (int i = 0; i < 3; i++) {
-        thr_text[i] = c->sum ? metrics_summary_scenario(c->sum, "switch", thr_key[i]) : NULL;
+        thr_text[i] = c->sum ? results_summary_scenario(c->sum, "switch", thr_key[i]) : NULL;
         if (thr_text[i] && metrics_parse_bytes(thr_text[i], &thr[i]) && thr[i] > 0) {
             vmax = fmax(vmax, thr[i]);
         } else {
@@ -374,7 +374,7 @@ static int fig_queue_depth(plot_ctx *c, const char *name, char **why, GError **e
     g_string_append_printf(gp, "set xrange [0:%.17g]\nset yrange [0:*]\n"
                                "set key top right\nplot ", tmax / tdiv);
     for (guint i = 0; i < all->len; i++) {
-        metrics_series *s = g_ptr_array_index(all, i);
+        results_series *s = g_ptr_array_index(all, i);
         plot_dat_series(dat, s, SERIES_BINS, tmax);
         g_string_append_printf(gp, "%s'%s.dat' index %u using ($1/tdiv):($2/ydiv) with steps "
                                    "lt %u title ", i ? ", \\\n     " : "", name, i, i + 1);
@@ -405,7 +405,7 @@ static int fig_flow_rates(plot_ctx *c, const char *name, char **why, GError **er
 {
     char *path;
     int status;
-    GPtrArray *all = scan_series(c, "rates.csv", METRICS_SERIES_RATES, &path, why, &status, err);
+    GPtrArray *all = scan_series(c, "rates.csv", RESULTS_SERIES_RATES, &path, why, &status, err);
     if (!all) {
         g_free(path);
         return status;
@@ -418,13 +418,13 @@ static int fig_flow_rates(plot_ctx *c, const char *name, char **why, GError **er
     guint total = all->len;
     if (all->len > RATE_SERIES)
         g_ptr_array_set_size(all, RATE_SERIES);
-    if (!metrics_series_load(path, METRICS_SERIES_RATES, all, err)) {
+    if (!results_series_load(path, RESULTS_SERIES_RATES, all, err)) {
         rc = -1;
         goto out;
     }
     double tmax = c->end_ns;
     for (guint i = 0; i < all->len; i++)
-        tmax = fmax(tmax, ((metrics_series *)g_ptr_array_index(all, i))->t_last);
+        tmax = fmax(tmax, ((results_series *)g_ptr_array_index(all, i))->t_last);
     tmax = fmax(tmax, 1);   /* a lone sample at t = 0 still needs a non-empty x range */
     double tdiv;
     const char *tu = plot_time_unit(tmax, &tdiv);
@@ -445,7 +445,7 @@ static int fig_flow_rates(plot_ctx *c, const char *name, char **why, GError **er
     g_string_append(gp, all->len > 8 ? "set key outside right top\n" : "set key top right\n");
     g_string_append(gp, "plot ");
     for (guint i = 0; i < all->len; i++) {
-        metrics_series *s = g_ptr_array_index(all, i);
+        results_series *s = g_ptr_array_index(all, i);
         plot_dat_series(dat, s, SERIES_BINS, tmax);
         g_string_append_printf(gp, "%s'%s.dat' index %u using ($1/tdiv):2 with steps lt %u "
                                    "title ", i ? ", \\\n     " : "", name, i, i + 1);
@@ -477,12 +477,12 @@ static void transfers_free(transfers_cols *t)
 /* Opens DIR/FILE for a figure and checks it has the `need` columns (their indices go to idx).
  * Returns the reader; or NULL with *status 0 when the figure is to be skipped (no file, or a
  * file without rows: *why says which, when why is not NULL) or -1 on an error (in *err). */
-static metrics_csv *open_input(const plot_ctx *c, const char *file, const char *const *need, int *idx,
+static results_csv *open_input(const plot_ctx *c, const char *file, const char *const *need, int *idx,
                                const char *empty_why, char **why, int *status, GError **err)
 {
     char *path = in_dir(c, file);
     GError *e = NULL;
-    metrics_csv *csv = metrics_csv_open(path, &e);
+    results_csv *csv = results_csv_open(path, &e);
     g_free(path);
     *status = 0;
     if (!csv) {
@@ -496,14 +496,14 @@ static metrics_csv *open_input(const plot_ctx *c, const char *file, const char *
         *status = -1;
         return NULL;
     }
-    if (metrics_csv_ncols(csv) == 0) {
-        metrics_csv_close(csv);
+    if (results_csv_ncols(csv) == 0) {
+        results_csv_close(csv);
         if (why)
             *why = g_strdup(empty_why);
         return NULL;
     }
-    if (!metrics_csv_require(csv, need, idx, err)) {
-        metrics_csv_close(csv);
+    if (!results_csv_require(csv, need, idx, err)) {
+        results_csv_close(csv);
         *status = -1;
         return NULL;
     }
@@ -519,26 +519,26 @@ static int read_transfers(const plot_ctx *c, transfers_cols *t, GError **err)
     static const char *const need[] = { "fct_ns", NULL };
     int fct_col, status;
     char *why = NULL;
-    metrics_csv *csv = open_input(c, "transfers.csv", need, &fct_col, "empty", &why, &status, err);
+    results_csv *csv = open_input(c, "transfers.csv", need, &fct_col, "empty", &why, &status, err);
     if (!csv) {
         /* a file without rows is read (nothing in it); a missing file is 0 */
         gboolean empty = status == 0 && !g_strcmp0(why, "empty");
         g_free(why);
         return empty ? 1 : status;
     }
-    int ideal_col = metrics_csv_column(csv, "ideal_ns");
-    int slow_col = metrics_csv_column(csv, "slowdown");
+    int ideal_col = results_csv_column(csv, "ideal_ns");
+    int slow_col = results_csv_column(csv, "slowdown");
     int r;
-    while ((r = metrics_csv_next(csv, err)) == 1) {
+    while ((r = results_csv_next(csv, err)) == 1) {
         double f, i = 0, s = 0;
-        const char *fct = metrics_csv_field(csv, (guint)fct_col);
+        const char *fct = results_csv_field(csv, (guint)fct_col);
         if (!fct || !*fct)
             continue; /* unfinished transfer: no FCT to plot */
         /* a capture's folder (pcap-stats) has no ideal times: empty ideal_ns and slowdown */
-        gboolean has_ideal = ideal_col >= 0 && *metrics_csv_field(csv, (guint)ideal_col);
-        gboolean has_slow = slow_col >= 0 && *metrics_csv_field(csv, (guint)slow_col);
-        if (!metrics_csv_double(csv, fct_col, &f, err) || (has_ideal && !metrics_csv_double(csv, ideal_col, &i, err)) ||
-            (has_slow && !metrics_csv_double(csv, slow_col, &s, err))) {
+        gboolean has_ideal = ideal_col >= 0 && *results_csv_field(csv, (guint)ideal_col);
+        gboolean has_slow = slow_col >= 0 && *results_csv_field(csv, (guint)slow_col);
+        if (!results_csv_double(csv, fct_col, &f, err) || (has_ideal && !results_csv_double(csv, ideal_col, &i, err)) ||
+            (has_slow && !results_csv_double(csv, slow_col, &s, err))) {
             r = -1;
             break;
         }
@@ -550,20 +550,20 @@ static int read_transfers(const plot_ctx *c, transfers_cols *t, GError **err)
         if (has_slow || i > 0)
             g_array_append_val(t->slowdown, s);
     }
-    metrics_csv_close(csv);
+    results_csv_close(csv);
     return r < 0 ? -1 : 1;
 }
 
 /* Appends a CDF block "x y" to dat. */
 static void dat_cdf(GString *dat, GArray *values, const char *what)
 {
-    metrics_sort((double *)values->data, values->len);
-    GArray *cdf = metrics_cdf((const double *)values->data, values->len, CDF_POINTS);
+    stats_sort((double *)values->data, values->len);
+    GArray *cdf = stats_cdf((const double *)values->data, values->len, CDF_POINTS);
     g_string_append_printf(dat, "# CDF of %s: value fraction_le\n", what);
     if (cdf->len)   /* start the staircase from 0 */
-        dat_point(dat, g_array_index(cdf, metrics_point, 0).x, 0);
+        dat_point(dat, g_array_index(cdf, stats_point, 0).x, 0);
     for (guint i = 0; i < cdf->len; i++) {
-        metrics_point *p = &g_array_index(cdf, metrics_point, i);
+        stats_point *p = &g_array_index(cdf, stats_point, i);
         dat_point(dat, p->x, p->y);
     }
     g_string_append(dat, "\n\n");
@@ -594,8 +594,8 @@ static int fig_fct_cdf(plot_ctx *c, const char *name, char **why, GError **err)
         lo = fmin(lo, g_array_index(t.ideal, double, 0));
     double div;
     const char *u = plot_time_unit(hi, &div);
-    char *p50 = metrics_format_kind(METRICS_KIND_TIME, metrics_percentile(f, n, 50));
-    char *p99 = metrics_format_kind(METRICS_KIND_TIME, metrics_percentile(f, n, 99));
+    char *p50 = metrics_format_kind(METRICS_KIND_TIME, stats_percentile(f, n, 50));
+    char *p99 = metrics_format_kind(METRICS_KIND_TIME, stats_percentile(f, n, 99));
     char *title = g_strdup_printf("Flow completion time CDF: %zu transfers, p50 %s, p99 %s", n,
                                   p50, p99);
     GString *gp = g_string_new(NULL);
@@ -643,7 +643,7 @@ static int fig_slowdown_cdf(plot_ctx *c, const char *name, char **why, GError **
     const double *s = (const double *)t.slowdown->data;
     size_t n = t.slowdown->len;
     char *title = g_strdup_printf("Slowdown CDF: %zu transfers, p50 %.3g×, p99 %.3g×, max %.3g×",
-                                  n, metrics_percentile(s, n, 50), metrics_percentile(s, n, 99),
+                                  n, stats_percentile(s, n, 50), stats_percentile(s, n, 99),
                                   s[n - 1]);
     GString *gp = g_string_new(NULL);
     plot_gp_begin(gp, name, "CDF of slowdown = completion time / ideal time (transfers.csv)");
@@ -710,29 +710,29 @@ static int fig_pfc_pauses(plot_ctx *c, const char *name, char **why, GError **er
     static const char *const need[] = { "t_ns", "node", "port", "prio", "event", NULL };
     int idx[5];
     int status;
-    metrics_csv *csv = open_input(c, "pfc.csv", need, idx, "pfc.csv is empty (no pauses)", why, &status, err);
+    results_csv *csv = open_input(c, "pfc.csv", need, idx, "pfc.csv is empty (no pauses)", why, &status, err);
     if (!csv)
         return status;
-    int dur_col = metrics_csv_column(csv, "duration_ns");
+    int dur_col = results_csv_column(csv, "duration_ns");
     GHashTable *rows = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
                                              (GDestroyNotify)pfc_row_free);
     double t_last = 0;
     int r;
-    while ((r = metrics_csv_next(csv, err)) == 1) {
+    while ((r = results_csv_next(csv, err)) == 1) {
         double t, port, prio;
-        if (!metrics_csv_double(csv, idx[0], &t, err) ||
-            !metrics_csv_double(csv, idx[2], &port, err) ||
-            !metrics_csv_double(csv, idx[3], &prio, err)) {
+        if (!results_csv_double(csv, idx[0], &t, err) ||
+            !results_csv_double(csv, idx[2], &port, err) ||
+            !results_csv_double(csv, idx[3], &prio, err)) {
             r = -1;
             break;
         }
-        const char *node = metrics_csv_field(csv, idx[1]);
-        const char *ev = metrics_csv_field(csv, idx[4]);
+        const char *node = results_csv_field(csv, idx[1]);
+        const char *ev = results_csv_field(csv, idx[4]);
         gboolean pause = !strcmp(ev, "pause"), resume = !strcmp(ev, "resume");
         if (!pause && !resume) {
-            g_set_error(err, METRICS_ERROR, METRICS_ERROR_PARSE,
+            g_set_error(err, RESULTS_ERROR, RESULTS_ERROR_PARSE,
                         "%s:%" G_GUINT64_FORMAT ": column 'event': '%s', expected 'pause' or "
-                        "'resume'", metrics_csv_path(csv), metrics_csv_line(csv), ev);
+                        "'resume'", results_csv_path(csv), results_csv_line(csv), ev);
             r = -1;
             break;
         }
@@ -762,11 +762,11 @@ static int fig_pfc_pauses(plot_ctx *c, const char *name, char **why, GError **er
             /* A resume without a recorded pause (the pause predates the trace): use the
              * duration the resume carries. */
             double d = 0;
-            if (dur_col >= 0 && metrics_csv_double(csv, dur_col, &d, NULL) && d > 0)
+            if (dur_col >= 0 && results_csv_double(csv, dur_col, &d, NULL) && d > 0)
                 pfc_close(row, fmax(0, t - d), t);
         }
     }
-    metrics_csv_close(csv);
+    results_csv_close(csv);
     if (r < 0) {
         g_hash_table_destroy(rows);
         return -1;
@@ -882,7 +882,7 @@ static gint cmp_double(gconstpointer a, gconstpointer b)
  * between two sample times (a folder without a scenario, e.g. from pcap-stats). */
 static double counter_period(const plot_ctx *c, GArray *times)
 {
-    char *text = c->sum ? metrics_summary_scenario(c->sum, "output", "counter_sample") : NULL;
+    char *text = c->sum ? results_summary_scenario(c->sum, "output", "counter_sample") : NULL;
     simtime_t ps = 0;
     gboolean ok = text && units_parse_time(text, &ps, NULL) && ps >= PS_PER_NS;
     g_free(text);
@@ -908,7 +908,7 @@ static int fig_ecn_cnp(plot_ctx *c, const char *name, char **why, GError **err)
     static const char *const need[] = { "t_ns", "node", "port", "counter", "value", NULL };
     int idx[5];
     int status;
-    metrics_csv *csv = open_input(c, "counters.csv", need, idx, "counters.csv is empty", why, &status, err);
+    results_csv *csv = open_input(c, "counters.csv", need, idx, "counters.csv is empty", why, &status, err);
     if (!csv)
         return status;
     GArray *rows_t = g_array_new(FALSE, FALSE, sizeof(double));   /* per kept row */
@@ -916,8 +916,8 @@ static int fig_ecn_cnp(plot_ctx *c, const char *name, char **why, GError **err)
     GArray *rows_l = g_array_new(FALSE, FALSE, sizeof(guint));
     GHashTable *last = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     int r;
-    while ((r = metrics_csv_next(csv, err)) == 1) {
-        const char *counter = metrics_csv_field(csv, idx[3]);
+    while ((r = results_csv_next(csv, err)) == 1) {
+        const char *counter = results_csv_field(csv, idx[3]);
         guint line = N_ECN_LINES;
         for (guint i = 0; i < N_ECN_LINES; i++)
             if (!strcmp(counter, ecn_lines[i].counter))
@@ -925,11 +925,11 @@ static int fig_ecn_cnp(plot_ctx *c, const char *name, char **why, GError **err)
         if (line == N_ECN_LINES)
             continue;
         double t, v;
-        if (!metrics_csv_double(csv, idx[0], &t, err) || !metrics_csv_double(csv, idx[4], &v, err)) {
+        if (!results_csv_double(csv, idx[0], &t, err) || !results_csv_double(csv, idx[4], &v, err)) {
             r = -1;
             break;
         }
-        char *key = g_strdup_printf("%s\t%s\t%s", metrics_csv_field(csv, idx[1]), metrics_csv_field(csv, idx[2]),
+        char *key = g_strdup_printf("%s\t%s\t%s", results_csv_field(csv, idx[1]), results_csv_field(csv, idx[2]),
                                     counter);
         double *prev = g_hash_table_lookup(last, key);
         if (!prev) {
@@ -944,7 +944,7 @@ static int fig_ecn_cnp(plot_ctx *c, const char *name, char **why, GError **err)
         g_array_append_val(rows_d, d);
         g_array_append_val(rows_l, line);
     }
-    metrics_csv_close(csv);
+    results_csv_close(csv);
     g_hash_table_destroy(last);
     int rc = 0;
     GString *gp = NULL, *dat = NULL;
@@ -1059,9 +1059,9 @@ static int fig_utilisation(plot_ctx *c, const char *name, char **why, GError **e
             continue;
         JsonObject *po = json_node_get_object(pn);
         util_bar b;
-        if (!metrics_json_number(po, "utilisation", &b.util))
+        if (!results_json_number(po, "utilisation", &b.util))
             continue;
-        char *node = metrics_json_string(po, "node"), *port = metrics_json_string(po, "port");
+        char *node = results_json_string(po, "node"), *port = results_json_string(po, "port");
         b.label = g_strdup_printf("%s:%s", node ? node : "?", port ? port : "?");
         g_free(node);
         g_free(port);
@@ -1129,22 +1129,22 @@ static int fig_collectives(plot_ctx *c, const char *name, char **why, GError **e
     static const char *const need[] = { "job", "op", "iteration", "time_us", NULL };
     int idx[4];
     int status;
-    metrics_csv *csv = open_input(c, "collectives.csv", need, idx, "collectives.csv is empty", why, &status, err);
+    results_csv *csv = open_input(c, "collectives.csv", need, idx, "collectives.csv is empty", why, &status, err);
     if (!csv)
         return status;
     GPtrArray *series = g_ptr_array_new_with_free_func((GDestroyNotify)coll_series_free);
     GHashTable *by_job = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     double tmax = 0, itmax = 0, itmin = G_MAXDOUBLE;
     int r;
-    while ((r = metrics_csv_next(csv, err)) == 1) {
+    while ((r = results_csv_next(csv, err)) == 1) {
         double it, tus;
-        if (!metrics_csv_double(csv, idx[2], &it, err) ||
-            !metrics_csv_double(csv, idx[3], &tus, err)) {
+        if (!results_csv_double(csv, idx[2], &it, err) ||
+            !results_csv_double(csv, idx[3], &tus, err)) {
             r = -1;
             break;
         }
-        char *key = g_strdup_printf("%s (%s)", metrics_csv_field(csv, idx[0]),
-                                    metrics_csv_field(csv, idx[1]));
+        char *key = g_strdup_printf("%s (%s)", results_csv_field(csv, idx[0]),
+                                    results_csv_field(csv, idx[1]));
         coll_series *s = g_hash_table_lookup(by_job, key);
         if (!s) {
             s = g_new0(coll_series, 1);
@@ -1161,7 +1161,7 @@ static int fig_collectives(plot_ctx *c, const char *name, char **why, GError **e
         itmax = fmax(itmax, it);
         itmin = fmin(itmin, it);
     }
-    metrics_csv_close(csv);
+    results_csv_close(csv);
     g_hash_table_destroy(by_job);
     int rc = 0;
     if (r < 0) {
@@ -1246,14 +1246,14 @@ gboolean plot_results(const char *dir, GError **err)
     char *sp = g_build_filename(dir, "summary.json", NULL);
     if (g_file_test(sp, G_FILE_TEST_EXISTS)) {
         GError *e = NULL;
-        c.sum = metrics_summary_read(sp, &e);
+        c.sum = results_summary_read(sp, &e);
         if (!c.sum) {
             g_set_error(err, PLOT_ERROR, PLOT_ERROR_INPUT, "%s", e->message);
             g_error_free(e);
             g_free(sp);
             return FALSE;
         }
-        c.end_ns = metrics_summary_end_ns(c.sum);
+        c.end_ns = results_summary_end_ns(c.sum);
     }
     g_free(sp);
     c.plots = g_build_filename(dir, "plots", NULL);
@@ -1261,7 +1261,7 @@ gboolean plot_results(const char *dir, GError **err)
         int e = errno;
         g_set_error(err, PLOT_ERROR, PLOT_ERROR_IO, "%s: cannot create: %s", c.plots,
                     g_strerror(e));
-        metrics_summary_free(c.sum);
+        results_summary_free(c.sum);
         g_free(c.plots);
         return FALSE;
     }
@@ -1325,7 +1325,7 @@ gboolean plot_results(const char *dir, GError **err)
     g_ptr_array_free(drawn, TRUE);
     g_string_free(problems, TRUE);
     g_string_free(skipped, TRUE);
-    metrics_summary_free(c.sum);
+    results_summary_free(c.sum);
     g_free(c.plots);
     return ok;
 }

@@ -62,7 +62,7 @@ const char *plot_time_unit(double tmax_ns, double *div);
  * longer: each bucket keeps its first, lowest, highest and last sample, so peaks survive.
  * When t_end is past the last sample, the last value is repeated at t_end (a step function
  * holds its value), then the block ends with two blank lines (a gnuplot `index`). */
-void plot_dat_series(GString *dat, const metrics_series *s, guint bins, double t_end);
+void plot_dat_series(GString *dat, const results_series *s, guint bins, double t_end);
 
 /* Writes contents to dir/file; error names the path. */
 gboolean plot_write_file(const char *dir, const char *file, const GString *contents,

@@ -220,7 +220,7 @@ static void metrics_table(GString *h, JsonObject *m)
         for (GList *l = members; l; l = l->next) {
             const char *k = l->data;
             double v;
-            if (metric_group(k) != g || !metrics_json_number(m, k, &v))
+            if (metric_group(k) != g || !results_json_number(m, k, &v))
                 continue;
             if (!header) {
                 g_string_append_printf(h, "<div class=\"group\"><h3>%s</h3><table>\n",
@@ -251,11 +251,11 @@ static void tiles(GString *h, JsonObject *m)
                                         "ecn_marked", "collective_time_p99_us", "busbw_GBps" };
     /* with no completed transfer, completion and FCT figures are not zero but undefined */
     double done = 1;
-    gboolean none_done = metrics_json_number(m, "transfers_completed", &done) && done == 0;
+    gboolean none_done = results_json_number(m, "transfers_completed", &done) && done == 0;
     g_string_append(h, "<div class=\"tiles\">\n");
     for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
         double v;
-        if (!metrics_json_number(m, keys[i], &v))
+        if (!results_json_number(m, keys[i], &v))
             continue;
         gboolean bad = (!strcmp(keys[i], "drops_lossless") && v > 0);
         gboolean undefined = none_done && (!strcmp(keys[i], "completion_ns") || !strcmp(keys[i], "fct_p99_ns") ||
@@ -272,7 +272,7 @@ static void tiles(GString *h, JsonObject *m)
     g_string_append(h, "</div>\n");
 }
 
-static void warnings_box(GString *h, const metrics_summary *s)
+static void warnings_box(GString *h, const results_summary *s)
 {
     GPtrArray *w = g_ptr_array_new_with_free_func(g_free);
     if (s->warnings) {
@@ -290,11 +290,11 @@ static void warnings_box(GString *h, const metrics_summary *s)
         have_loss_warning |= strstr(x, "lossless") != NULL;
         have_done_warning |= strstr(x, "complete") != NULL;
     }
-    if (!have_loss_warning && metrics_summary_metric(s, "drops_lossless", &v) && v > 0)
+    if (!have_loss_warning && results_summary_metric(s, "drops_lossless", &v) && v > 0)
         g_ptr_array_add(w, g_strdup_printf("%.0f packets dropped on a lossless priority "
                                            "(metrics.drops_lossless)", v));
-    if (!have_done_warning && metrics_summary_metric(s, "transfers", &t) &&
-        metrics_summary_metric(s, "transfers_completed", &v) && v < t)
+    if (!have_done_warning && results_summary_metric(s, "transfers", &t) &&
+        results_summary_metric(s, "transfers_completed", &v) && v < t)
         g_ptr_array_add(w, g_strdup_printf("%.0f of %.0f transfers did not complete", t - v, t));
     static const struct {
         const char *key, *word, *text;
@@ -309,7 +309,7 @@ static void warnings_box(GString *h, const metrics_summary *s)
             said |= strstr(low, facts[f].word) != NULL;
             g_free(low);
         }
-        if (!said && metrics_summary_metric(s, facts[f].key, &v) && v > 0)
+        if (!said && results_summary_metric(s, facts[f].key, &v) && v > 0)
             g_ptr_array_add(w, g_strdup_printf(facts[f].text, v));
     }
     if (w->len == 0) {
@@ -323,7 +323,7 @@ static void warnings_box(GString *h, const metrics_summary *s)
         };
         const char *sep = ": no ";
         for (size_t i = 0; i < G_N_ELEMENTS(clean); i++) {
-            if (metrics_summary_metric(s, clean[i][0], &v) && v == 0) {
+            if (results_summary_metric(s, clean[i][0], &v) && v == 0) {
                 g_string_append_printf(ok, "%s%s", sep, clean[i][1]);
                 sep = ", no ";
             }
@@ -334,7 +334,7 @@ static void warnings_box(GString *h, const metrics_summary *s)
         g_string_append(h, "</div>\n");
         g_string_free(ok, TRUE);
     } else {
-        gboolean severe = metrics_summary_metric(s, "drops_lossless", &v) && v > 0;
+        gboolean severe = results_summary_metric(s, "drops_lossless", &v) && v > 0;
         for (guint i = 0; i < w->len && !severe; i++) {
             char *low = g_ascii_strdown(g_ptr_array_index(w, i), -1);
             severe = strstr(low, "deadlock") || strstr(low, "storm") || strstr(low, "lossless");
@@ -365,7 +365,7 @@ static GPtrArray *numeric_columns(JsonArray *a, const char *const *known, const 
                 JsonNode *n = json_array_get_element(a, i);
                 double v;
                 if (JSON_NODE_HOLDS_OBJECT(n) &&
-                    metrics_json_number(json_node_get_object(n), known[k], &v) &&
+                    results_json_number(json_node_get_object(n), known[k], &v) &&
                     !g_hash_table_contains(seen, known[k])) {
                     g_hash_table_add(seen, (gpointer)known[k]);
                     g_ptr_array_add(cols, g_strdup(known[k]));
@@ -380,7 +380,7 @@ static GPtrArray *numeric_columns(JsonArray *a, const char *const *known, const 
             GList *members = json_object_get_members(o);
             for (GList *l = members; l; l = l->next) {
                 double v;
-                if (!g_hash_table_contains(seen, l->data) && metrics_json_number(o, l->data, &v)) {
+                if (!g_hash_table_contains(seen, l->data) && results_json_number(o, l->data, &v)) {
                     char *k = g_strdup(l->data);
                     g_ptr_array_add(cols, k);
                     g_hash_table_add(seen, k);
@@ -413,7 +413,7 @@ static void object_table(GString *h, GPtrArray *rows, const char *const *idcols,
         JsonObject *o = g_ptr_array_index(rows, r);
         g_string_append(h, "<tr>");
         for (size_t i = 0; idcols[i]; i++) {
-            char *s = metrics_json_string(o, idcols[i]);
+            char *s = results_json_string(o, idcols[i]);
             g_string_append(h, "<td>");
             report_html_escape(h, s ? s : "");
             g_string_append(h, "</td>");
@@ -422,7 +422,7 @@ static void object_table(GString *h, GPtrArray *rows, const char *const *idcols,
         for (guint c = 0; c < cols->len; c++) {
             double v;
             const char *k = g_ptr_array_index(cols, c);
-            if (metrics_json_number(o, k, &v))
+            if (results_json_number(o, k, &v))
                 cell_value(h, k, v);
             else
                 g_string_append(h, "<td class=\"n\">–</td>");
@@ -436,12 +436,12 @@ static gint cmp_port_queue(gconstpointer a, gconstpointer b)
 {
     JsonObject *x = *(JsonObject *const *)a, *y = *(JsonObject *const *)b;
     double qx = 0, qy = 0, ux = 0, uy = 0;
-    metrics_json_number(x, "max_queue_bytes", &qx);
-    metrics_json_number(y, "max_queue_bytes", &qy);
+    results_json_number(x, "max_queue_bytes", &qx);
+    results_json_number(y, "max_queue_bytes", &qy);
     if (qx != qy)
         return qx > qy ? -1 : 1;
-    metrics_json_number(x, "utilisation", &ux);
-    metrics_json_number(y, "utilisation", &uy);
+    results_json_number(x, "utilisation", &ux);
+    results_json_number(y, "utilisation", &uy);
     return (ux < uy) - (ux > uy);
 }
 
@@ -456,7 +456,7 @@ static GPtrArray *objects_of(JsonArray *a)
     return rows;
 }
 
-static void ports_section(GString *h, const metrics_summary *s)
+static void ports_section(GString *h, const results_summary *s)
 {
     GPtrArray *rows = objects_of(s->ports);
     if (rows->len == 0) {
@@ -487,7 +487,7 @@ static void ports_section(GString *h, const metrics_summary *s)
     g_ptr_array_free(rows, TRUE);
 }
 
-static void jobs_section(GString *h, const metrics_summary *s)
+static void jobs_section(GString *h, const results_summary *s)
 {
     GPtrArray *rows = objects_of(s->jobs);
     if (rows->len) {
@@ -504,7 +504,7 @@ static void jobs_section(GString *h, const metrics_summary *s)
     g_ptr_array_free(rows, TRUE);
 }
 
-static void engine_section(GString *h, const metrics_summary *s)
+static void engine_section(GString *h, const results_summary *s)
 {
     if (!s->engine)
         return;
@@ -514,7 +514,7 @@ static void engine_section(GString *h, const metrics_summary *s)
     GList *members = json_object_get_members(s->engine);
     for (GList *l = members; l; l = l->next) {
         double v;
-        if (!metrics_json_number(s->engine, l->data, &v))
+        if (!results_json_number(s->engine, l->data, &v))
             continue;
         g_string_append(h, "<tr>");
         cell_label(h, l->data);
@@ -525,7 +525,7 @@ static void engine_section(GString *h, const metrics_summary *s)
     g_string_append(h, "</table>\n");
 }
 
-static void scenario_section(GString *h, const metrics_summary *s)
+static void scenario_section(GString *h, const results_summary *s)
 {
     if (!s->scenario)
         return;
@@ -541,7 +541,7 @@ static void scenario_section(GString *h, const metrics_summary *s)
         g_string_append(h, "]</h3><table>\n");
         GList *keys = json_object_get_members(sec);
         for (GList *k = keys; k; k = k->next) {
-            char *v = metrics_json_string(sec, k->data);
+            char *v = results_json_string(sec, k->data);
             g_string_append(h, "<tr><td>");
             report_html_escape(h, k->data);
             g_string_append(h, "</td><td><code>");
@@ -659,16 +659,16 @@ static void files_section(GString *h, const char *dir)
 
 gboolean report_write(const char *dir, GError **err)
 {
-    metrics_summary *s = metrics_summary_read_dir(dir, err);
+    results_summary *s = results_summary_read_dir(dir, err);
     if (!s)
         return FALSE;
-    char *name = metrics_summary_scenario(s, "scenario", "name");
+    char *name = results_summary_scenario(s, "scenario", "name");
     if (!name || !*name) {
         g_free(name);
         name = g_path_get_basename(dir);
     }
-    char *version = metrics_json_string(s->root, "rocesim_version");
-    char *seed = metrics_summary_scenario(s, "scenario", "seed");
+    char *version = results_json_string(s->root, "rocesim_version");
+    char *seed = results_summary_scenario(s, "scenario", "seed");
     char *title = g_strdup_printf("rocesim report: %s", name);
     GString *h = g_string_new(NULL);
     report_html_begin(h, title);
@@ -683,7 +683,7 @@ gboolean report_write(const char *dir, GError **err)
         g_string_append(h, " · seed ");
         report_html_escape(h, seed);
     }
-    double end = metrics_summary_end_ns(s);
+    double end = results_summary_end_ns(s);
     if (end > 0) {
         char *e = metrics_format_kind(METRICS_KIND_TIME, end);
         g_string_append_printf(h, " · %s simulated", e);
@@ -725,7 +725,7 @@ gboolean report_write(const char *dir, GError **err)
     g_free(seed);
     g_free(version);
     g_free(name);
-    metrics_summary_free(s);
+    results_summary_free(s);
     return ok;
 }
 

@@ -39,13 +39,13 @@ int cmd_plot(int argc, char **argv)
         rc = 2;
         goto out;
     }
-    metrics_summary *s = metrics_summary_read_dir(dir, &err);
+    results_summary *s = results_summary_read_dir(dir, &err);
     if (!s) {
         g_printerr("rocesim plot: %s\n", err->message);
         rc = 2;
         goto out;
     }
-    metrics_summary_free(s);
+    results_summary_free(s);
     GError *pe = NULL;
     gboolean plotted = plot_results(dir, &pe);
     if (!plotted) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "models/cc_registry.h"
+#include "models/ideal.h"
 #include "models/packet.h"
 #include "models/schedule_io.h"
 #include "models/schedule_meta.h"
@@ -34,16 +35,15 @@ struct ideal_ctx {
     uint32_t mtu;
 };
 
-/* With --scenario, the simulator's own ideal; otherwise the message at the host rate with
- * RoCEv2 framing per packet. */
+/* With --scenario, the simulator's own ideal; otherwise one link at the host rate (the message
+ * with its RoCEv2 framing, no propagation). */
 static simtime_t ideal_ps(const void *ctx, uint32_t src, uint32_t dst, uint64_t bytes)
 {
     const struct ideal_ctx *c = ctx;
     if (c->sc)
         return ideal_transfer_ps(c->sc, c->t, src, dst, bytes);
-    uint64_t pkts = (bytes + c->mtu - 1) / c->mtu;
-    uint64_t wire = bytes + pkts * (ROCE_HDR_BYTES + WIRE_EXTRA_BYTES) + ROCE_RETH_BYTES + ROCE_IMMDT_BYTES;
-    return c->rate ? (simtime_t)((double)wire * 8 * PS_PER_S / (double)c->rate) : 0;
+    const simtime_t no_delay = 0;
+    return c->rate ? ideal_path_ps(c->mtu, &c->rate, &no_delay, 1, bytes) : 0;
 }
 
 static gboolean parse_time_opt(const char *opt, const char *v, int64_t *ns)

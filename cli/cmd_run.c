@@ -8,7 +8,7 @@
 #include "models/memory.h"
 #include "models/net.h"
 #include "models/workload.h"
-#include "analysis/outcome.h"
+#include "analysis/metrics.h"
 #include "analysis/warnings.h"
 #include "analysis/breakdown.h"
 #include "analysis/layers.h"
@@ -18,7 +18,14 @@
 #include "analysis/report.h"
 #include "cli/commands.h"
 #include "sim/interrupt.h"
-#include "sim/results.h"
+#include "results/counters.h"
+#include "results/folder.h"
+#include "results/format.h"
+#include "results/outcome.h"
+#include "results/samples.h"
+#include "results/select.h"
+#include "results/summary_run.h"
+#include "results/topology_csv.h"
 #include "cli/run.h"
 #include "sim/units.h"
 #include "sim/version.h"
@@ -53,315 +60,19 @@ static uint64_t peak_rss_bytes(void)
     return (uint64_t)ru.ru_maxrss * 1024;
 }
 
-/* Walks the first ECMP choice from src to dst, returning the link count and filling the
- * rates and delays of each link (at most 16). */
-static uint32_t path_links(const struct topology *t, uint32_t src, uint32_t dst, uint64_t *rate, simtime_t *delay)
+/* A number as metrics_format_kind writes it, into buf. */
+static const char *human(metrics_kind kind, double v, char *buf, size_t len)
 {
-    uint32_t port = t->nodes[src].first_port, nl = 0;
-    for (;;) {
-        const struct topo_port *p = &t->ports[port];
-        rate[nl] = p->rate_bps;
-        delay[nl] = p->delay_ps;
-        nl++;
-        uint32_t node = t->ports[p->peer].node;
-        if (node == dst || nl >= 16 || t->nodes[node].kind == NODE_HOST)
-            return nl;
-        uint32_t cnt;
-        const uint16_t *hops = topology_routes(t, node, dst, &cnt);
-        if (!cnt)
-            return nl;
-        port = t->nodes[node].first_port + hops[0];
-    }
-}
-
-simtime_t ideal_transfer_ps(const struct scenario *sc, const struct topology *t, uint32_t src, uint32_t dst,
-                            uint64_t bytes)
-{
-    uint64_t rate[16];
-    simtime_t delay[16];
-    uint32_t nl = path_links(t, src, dst, rate, delay);
-    uint64_t npkts = (bytes + sc->mtu - 1) / sc->mtu;
-    /* RETH on the first packet, ImmDt on the last (nic.c's framing) */
-    uint64_t wire = bytes + npkts * (ROCE_HDR_BYTES + WIRE_EXTRA_BYTES) + ROCE_RETH_BYTES + ROCE_IMMDT_BYTES;
-    uint64_t last_payload = bytes - (npkts - 1) * sc->mtu;
-    uint64_t last_wire = last_payload + ROCE_HDR_BYTES + WIRE_EXTRA_BYTES + ROCE_IMMDT_BYTES +
-                         (npkts == 1 ? ROCE_RETH_BYTES : 0);
-    uint64_t bottleneck = rate[0];
-    for (uint32_t i = 1; i < nl; i++)
-        if (rate[i] < bottleneck)
-            bottleneck = rate[i];
-    /* the whole message at the bottleneck rate, then store-and-forward of the last packet
-     * over the remaining hops, plus propagation on every link */
-    simtime_t ideal = serialisation_ps(wire, bottleneck) + delay[0];
-    for (uint32_t i = 1; i < nl; i++)
-        ideal += serialisation_ps(last_wire, rate[i]) + delay[i];
-    return ideal;
-}
-
-/* ---------- writing results ---------- */
-
-/* One collective instance as nccl-tests reports it. */
-
-
-
-static void write_topology(const struct topology *t, FILE *f)
-{
-    fprintf(f, "node,port,peer,peer_port,rate_bps,delay_ps\n");
-    for (uint32_t i = 0; i < t->nports; i++) {
-        const struct topo_port *p = &t->ports[i];
-        const struct topo_port *q = &t->ports[p->peer];
-        fprintf(f, "%s,%u,%s,%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT "\n", t->nodes[p->node].name, p->index,
-                t->nodes[q->node].name, q->index, p->rate_bps, p->delay_ps);
-    }
-}
-
-static void counter(FILE *f, uint64_t t_ns, const char *node, uint32_t port, const char *name, uint64_t v)
-{
-    fprintf(f, "%" G_GUINT64_FORMAT ",%s,%u,%s,%" G_GUINT64_FORMAT "\n", t_ns, node, port, name, v);
-}
-
-/* mlx5 names; durations in microseconds as the driver reports them. Written for the
- * lossless priorities, and for any priority that saw a pause. */
-static void pfc_counters(FILE *f, uint64_t t, const char *node, uint32_t port, const struct port_rt *p,
-                         const struct scenario *sc)
-{
-    char c[48];
-    for (int q = 0; q < NPRIO; q++) {
-        if (!(sc->lossless_mask & (1u << q)) && !p->rx_pause[q] && !p->tx_pause[q])
-            continue;
-        snprintf(c, sizeof c, "rx_prio%d_pause", q);
-        counter(f, t, node, port, c, p->rx_pause[q]);
-        snprintf(c, sizeof c, "rx_prio%d_pause_duration", q);
-        counter(f, t, node, port, c, p->rx_pause_dur[q] / PS_PER_US);
-        snprintf(c, sizeof c, "tx_prio%d_pause", q);
-        counter(f, t, node, port, c, p->tx_pause[q]);
-        snprintf(c, sizeof c, "tx_prio%d_pause_duration", q);
-        counter(f, t, node, port, c, p->tx_pause_dur[q] / PS_PER_US);
-    }
-}
-
-static void write_counters(const struct net *n, FILE *f, simtime_t end)
-{
-    uint64_t t = end / PS_PER_NS;
-    for (uint32_t h = 0; h < n->topo->nhosts; h++) {
-        const struct host_rt *hr = &n->hosts[h];
-        const struct port_rt *p = &n->ports[hr->port];
-        const char *name = n->topo->nodes[h].name;
-        counter(f, t, name, 0, "np_ecn_marked_roce_packets", hr->np_ecn_marked_roce_packets);
-        counter(f, t, name, 0, "np_cnp_sent", hr->np_cnp_sent);
-        counter(f, t, name, 0, "rp_cnp_handled", hr->rp_cnp_handled);
-        counter(f, t, name, 0, "out_of_sequence", hr->out_of_sequence);
-        counter(f, t, name, 0, "packet_seq_err", hr->packet_seq_err);
-        counter(f, t, name, 0, "local_ack_timeout_err", hr->local_ack_timeout_err);
-        counter(f, t, name, 0, "duplicate_request", hr->duplicate_request);
-        counter(f, t, name, 0, "retransmitted_packets", hr->retransmitted_packets);
-        counter(f, t, name, 0, "tx_bytes", p->tx_bytes);
-        counter(f, t, name, 0, "tx_packets", p->tx_packets);
-        counter(f, t, name, 0, "rx_bytes", hr->rx_bytes);
-        counter(f, t, name, 0, "rx_discards_stalled", hr->rx_drops);
-        pfc_counters(f, t, name, 0, p, n->sc);
-    }
-    for (uint32_t i = 0; i < n->topo->nports; i++) {
-        const struct port_rt *p = &n->ports[i];
-        if (p->is_host)
-            continue;
-        const char *name = n->topo->nodes[p->node].name;
-        counter(f, t, name, p->local, "tx_bytes", p->tx_bytes);
-        counter(f, t, name, p->local, "tx_packets", p->tx_packets);
-        counter(f, t, name, p->local, "ecn_marked", p->ecn_marked);
-        pfc_counters(f, t, name, p->local, p, n->sc);
-        if (p->wd_storms) {
-            counter(f, t, name, p->local, "pfc_wd_storms", p->wd_storms);
-            counter(f, t, name, p->local, "pfc_wd_drops", p->wd_drops);
-        }
-        for (int q = 0; q < NPRIO; q++)
-            if (p->drops[q]) {
-                char cname[32];
-                snprintf(cname, sizeof cname, "drops_prio%d", q);
-                counter(f, t, name, p->local, cname, p->drops[q]);
-            }
-    }
-}
-
-static uint64_t port_p99(const struct port_rt *p)
-{
-    if (!p->hist)
-        return 0;
-    simtime_t total = 0;
-    for (int b = 0; b < QHIST_BINS; b++)
-        total += p->hist->weight[b];
-    if (!total)
-        return 0;
-    simtime_t acc = 0;
-    for (int b = 0; b < QHIST_BINS; b++) {
-        acc += p->hist->weight[b];
-        if ((double)acc >= 0.99 * (double)total) {
-            /* the bin's upper edge, but never above the largest depth actually seen */
-            uint64_t up = qhist_bin_upper((unsigned)b);
-            return up < p->max_q ? up : p->max_q;
-        }
-    }
-    return 0;
-}
-
-static char *summary_json(const struct net *n, const struct run_figures *fig, simtime_t end)
-{
-    const struct scenario *sc = n->sc;
-    JsonBuilder *b = json_builder_new();
-    json_builder_begin_object(b);
-    json_builder_set_member_name(b, "rocesim_version");
-    json_builder_add_string_value(b, ROCESIM_VERSION);
-    json_builder_set_member_name(b, "scenario");
-    json_builder_begin_object(b);
-    gsize ng;
-    char **groups = g_key_file_get_groups(sc->expanded, &ng);
-    for (gsize g = 0; g < ng; g++) {
-        json_builder_set_member_name(b, groups[g]);
-        json_builder_begin_object(b);
-        gsize nk;
-        char **keys = g_key_file_get_keys(sc->expanded, groups[g], &nk, NULL);
-        for (gsize k = 0; k < nk; k++) {
-            char *v = g_key_file_get_value(sc->expanded, groups[g], keys[k], NULL);
-            json_builder_set_member_name(b, keys[k]);
-            json_builder_add_string_value(b, v);
-            g_free(v);
-        }
-        g_strfreev(keys);
-        json_builder_end_object(b);
-    }
-    g_strfreev(groups);
-    json_builder_end_object(b);
-
-    /* per-port figures for switch ports that carried traffic */
-    uint64_t max_q = 0, p99_q = 0;
-    double max_paused_fraction = 0;
-    double secs = (double)end / PS_PER_S;
-    json_builder_set_member_name(b, "ports");
-    json_builder_begin_array(b);
-    for (uint32_t i = 0; i < n->topo->nports; i++) {
-        const struct port_rt *p = &n->ports[i];
-        if (p->is_host || p->tx_packets == 0)
-            continue;
-        uint64_t p99 = port_p99(p);
-        uint64_t drops = 0;
-        for (int q = 0; q < NPRIO; q++)
-            drops += p->drops[q];
-        if (p->max_q > max_q)
-            max_q = p->max_q;
-        if (p99 > p99_q)
-            p99_q = p99;
-        json_builder_begin_object(b);
-        json_builder_set_member_name(b, "node");
-        json_builder_add_string_value(b, n->topo->nodes[p->node].name);
-        outcome_json_int(b, "port", p->local);
-        json_builder_set_member_name(b, "peer");
-        json_builder_add_string_value(b, n->topo->nodes[n->ports[p->peer].node].name);
-        outcome_json_int(b, "max_queue_bytes", p->max_q);
-        outcome_json_int(b, "p99_queue_bytes", p99);
-        outcome_json_int(b, "tx_bytes", p->tx_bytes);
-        outcome_json_dbl(b, "utilisation", secs > 0 ? (double)p->tx_wire_bytes * 8 / ((double)p->rate * secs) : 0);
-        outcome_json_int(b, "ecn_marked", p->ecn_marked);
-        outcome_json_int(b, "drops", drops);
-        simtime_t paused = 0;
-        uint64_t pauses = 0;
-        for (int q = 0; q < NPRIO; q++) {
-            if (p->rx_pause_dur[q] > paused)
-                paused = p->rx_pause_dur[q];
-            pauses += p->rx_pause[q];
-        }
-        double pf = end ? (double)paused / (double)end : 0;
-        if (pf > max_paused_fraction)
-            max_paused_fraction = pf;
-        outcome_json_int(b, "pause_frames_received", pauses);
-        outcome_json_dbl(b, "paused_fraction", pf);
-        json_builder_end_object(b);
-    }
-    json_builder_end_array(b);
-    /* host ports can be paused too (by their leaf) */
-    for (uint32_t i = 0; i < n->topo->nports; i++) {
-        const struct port_rt *p = &n->ports[i];
-        for (int q = 0; q < NPRIO; q++)
-            if (end && (double)p->rx_pause_dur[q] / (double)end > max_paused_fraction)
-                max_paused_fraction = (double)p->rx_pause_dur[q] / (double)end;
-    }
-
-    json_builder_set_member_name(b, "metrics");
-    json_builder_begin_object(b);
-    outcome_json_transfer_metrics(b, fig);
-    outcome_json_int(b, "drops", n->st.drops);
-    outcome_json_int(b, "drops_lossless", n->st.drops_lossless);
-    outcome_json_int(b, "ecn_marked", n->st.ecn_marked);
-    outcome_json_int(b, "cnp_sent", n->st.cnp_sent);
-    outcome_json_int(b, "cnp_handled", n->st.cnp_handled);
-    outcome_json_int(b, "retransmitted_packets", n->st.retransmitted_packets);
-    outcome_json_int(b, "timeouts", n->st.timeouts);
-    outcome_json_int(b, "max_queue_bytes", max_q);
-    outcome_json_int(b, "p99_queue_bytes", p99_q);
-    outcome_json_collective_metrics(b, fig);
-    outcome_json_int(b, "pause_frames", n->st.pause_frames);
-    outcome_json_int(b, "paused_ns", n->st.paused_ps / PS_PER_NS);
-    /* the worst link's share of the run paused (one priority); paused_fraction is the old name */
-    outcome_json_dbl(b, "worst_link_paused_fraction", max_paused_fraction);
-    outcome_json_dbl(b, "paused_fraction", max_paused_fraction);
-    outcome_json_int(b, "pfc_watchdog_storms", n->st.wd_storms);
-    outcome_json_int(b, "deadlock", n->deadlocked ? 1 : 0);
-    for (int q = 0; q < NPRIO; q++)
-        if (n->st.drops_prio[q] || (sc->lossless_mask & (1u << q))) {
-            char k[32];
-            snprintf(k, sizeof k, "drops_prio%d", q);
-            outcome_json_int(b, k, n->st.drops_prio[q]);
-        }
-    outcome_json_job_metrics(b, n->sched, fig);
-    json_builder_end_object(b);
-
-    outcome_json_jobs(b, n->sched, fig);
-
-    json_builder_set_member_name(b, "warnings");
-    json_builder_begin_array(b);
-    for (guint i = 0; i < fig->warnings->len; i++)
-        json_builder_add_string_value(b, g_ptr_array_index(fig->warnings, i));
-    json_builder_end_array(b);
-
-    json_builder_set_member_name(b, "engine");
-    json_builder_begin_object(b);
-    outcome_json_int(b, "events", n->eng.events);
-    outcome_json_dbl(b, "events_per_s", fig->wall_s > 0 ? (double)n->eng.events / fig->wall_s : 0);
-    outcome_json_int(b, "packet_hops", n->st.packet_hops);
-    outcome_json_dbl(b, "packet_hops_per_s", fig->wall_s > 0 ? (double)n->st.packet_hops / fig->wall_s : 0);
-    outcome_json_int(b, "sim_time_ns", end / PS_PER_NS);
-    outcome_json_dbl(b, "wall_s", fig->wall_s);
-    outcome_json_int(b, "peak_rss_bytes", fig->peak_rss);
-    json_builder_end_object(b);
-    json_builder_end_object(b);
-
-    return outcome_json_text(b);
-}
-
-static char *human_bytes(uint64_t b, char *buf, size_t len)
-{
-    if (b >= 1000000000)
-        snprintf(buf, len, "%.2f GB", b / 1e9);
-    else if (b >= 1000000)
-        snprintf(buf, len, "%.2f MB", b / 1e6);
-    else if (b >= 1000)
-        snprintf(buf, len, "%.1f KB", b / 1e3);
-    else
-        snprintf(buf, len, "%" G_GUINT64_FORMAT " B", b);
+    char *t = metrics_format_kind(kind, v);
+    g_strlcpy(buf, t, len);
+    g_free(t);
     return buf;
 }
+#define human_bytes(v, buf, len) human(METRICS_KIND_BYTES, (double)(v), buf, len)
+#define human_ns(v, buf, len) human(METRICS_KIND_TIME, (double)(v), buf, len)
 
-static char *human_ns(uint64_t ns, char *buf, size_t len)
-{
-    if (ns >= 1000000)
-        snprintf(buf, len, "%.3f ms", ns / 1e6);
-    else if (ns >= 1000)
-        snprintf(buf, len, "%.2f us", ns / 1e3);
-    else
-        snprintf(buf, len, "%" G_GUINT64_FORMAT " ns", ns);
-    return buf;
-}
-
-static void print_summary(const struct net *n, const struct run_figures *fig, const char *dir)
+static void print_summary(const struct net *n, const struct run_figures *fig, const struct sample_selection *sel,
+                          const char *dir)
 {
     const struct scenario *sc = n->sc;
     const struct topology *t = n->topo;
@@ -412,7 +123,7 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
     if (busiest && busiest->max_q)
         printf("  %-12s %s:%u -> %s, max queue %s, p99 %s\n", "busiest port", t->nodes[busiest->node].name,
                busiest->local, t->nodes[n->ports[busiest->peer].node].name, human_bytes(busiest->max_q, a, sizeof a),
-               human_bytes(port_p99(busiest), b, sizeof b));
+               human_bytes(results_port_p99(busiest), b, sizeof b));
     /* the most utilised switch links: where the bandwidth went */
     const struct port_rt *top[3] = { NULL, NULL, NULL };
     double secs = (double)fig->end / PS_PER_S;
@@ -439,13 +150,19 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
     for (guint i = 0; i < fig->warnings->len; i++)
         printf("  WARNING      %s\n", (const char *)g_ptr_array_index(fig->warnings, i));
     outcome_print_collectives(n->sched, fig);
+    if (sel->port || sel->scale != 1) {
+        char q[32];
+        printf("  %-12s %u of %u ports (sample_ports = %s), every %s (sample_scale %u)%s\n", "sampled",
+               sel->port ? sel->nports : t->nports, t->nports, sc->sample_ports,
+               units_format_time(sc->queue_sample, q, sizeof q), sel->scale, sc->compress ? ", gzip" : "");
+    }
     printf("results in %s/\n", dir);
     /* the engine figures close the output: the line benchmarks and logs look for */
     printf("engine: %" G_GUINT64_FORMAT " events (%.2f M/s), %" G_GUINT64_FORMAT " packet-hops (%.2f M/s), "
-           "sim %s, wall %.2f s, peak RSS %s\n",
+           "sim %s, wall %.2f s, output %.2f s (%.1f%% of the run and its writing), peak RSS %s\n",
            n->eng.events, fig->wall_s > 0 ? n->eng.events / fig->wall_s / 1e6 : 0, n->st.packet_hops,
            fig->wall_s > 0 ? n->st.packet_hops / fig->wall_s / 1e6 : 0, human_ns(fig->end / PS_PER_NS, a, sizeof a),
-           fig->wall_s, human_bytes(fig->peak_rss, c, sizeof c));
+           fig->wall_s, fig->output_s, 100 * fig->output_share, human_bytes(fig->peak_rss, c, sizeof c));
 }
 
 /* ---------- packet capture ([output] pcap) ---------- */
@@ -463,36 +180,34 @@ static void pcap_tap(struct net *n, void *tap, const struct packet *p, uint32_t 
     pcap_writer_packet(tap, n->eng.now, p, &ctx);
 }
 
-/* Opens one pcap per listed port ("leaf0:17,host3"): FILE names node-port.pcap. */
-static gboolean open_captures(struct net *n, const struct results_dir *rd, GPtrArray *writers, GError **err)
+/* The ports of [output] pcap ("leaf0:17,host3"), checked before the run: a bad one is bad
+ * input (exit 2). NULL without captures or on an error (*err set). */
+static GArray *capture_ports(const struct net *n, GError **err)
 {
     const struct scenario *sc = n->sc;
-    if (!*sc->pcap)
+    char *bad = NULL;
+    GArray *refs = *sc->pcap ? select_parse_ports(n->topo, sc->pcap, &bad) : NULL;
+    if (*sc->pcap && !refs)
+        scenario_key_error(err, sc, "output", "pcap", sc->pcap,
+                           "'%s' is not a port: expected NODE:PORT such as leaf0:17, or a host such as host3", bad);
+    g_free(bad);
+    return refs;
+}
+
+/* Opens one pcap per port of refs (may be NULL: none): files named NODE-PORT.pcap. */
+static gboolean open_captures(struct net *n, const struct results_dir *rd, GArray *refs, GPtrArray *writers,
+                              GError **err)
+{
+    const struct scenario *sc = n->sc;
+    if (!refs)
         return TRUE;
-    char **items = g_strsplit(sc->pcap, ",", -1);
     gboolean ok = TRUE;
-    for (int i = 0; items[i] && ok; i++) {
-        char *item = g_strstrip(items[i]);
-        char *colon = strchr(item, ':');
-        if (colon)
-            *colon = 0;
-        int64_t node = topology_find_node(n->topo, item);
-        guint64 port = 0;
-        char *end = NULL;
-        if (colon)
-            port = g_ascii_strtoull(colon + 1, &end, 10);
-        if (node < 0 || (colon && (!colon[1] || *end)) || port >= n->topo->nodes[node].nports) {
-            if (colon)
-                *colon = ':';
-            scenario_key_error(err, sc, "output", "pcap", sc->pcap,
-                               "'%s' is not a port: expected NODE:PORT such as leaf0:17, or a host such as host3", item);
-            ok = FALSE;
-            break;
-        }
-        struct port_rt *p = &n->ports[n->topo->nodes[node].first_port + port];
+    for (guint i = 0; i < refs->len && ok; i++) {
+        const struct port_ref *r = &g_array_index(refs, struct port_ref, i);
+        struct port_rt *p = &n->ports[n->topo->nodes[r->node].first_port + r->port];
         if (p->tap)
             continue;
-        char *name = g_strdup_printf("%s-%u.pcap", item, (unsigned)port);
+        char *name = g_strdup_printf("%s-%u.pcap", n->topo->nodes[r->node].name, r->port);
         char *path = g_build_filename(rd->tmp, name, NULL);
         struct pcap_writer *w = pcap_writer_open(path, sc->pcap_snaplen, err);
         g_free(path);
@@ -504,7 +219,6 @@ static gboolean open_captures(struct net *n, const struct results_dir *rd, GPtrA
         p->tap = w;
         g_ptr_array_add(writers, w);
     }
-    g_strfreev(items);
     n->tap_fn = pcap_tap;
     return ok;
 }
@@ -588,13 +302,13 @@ static gboolean write_server_files(const struct net *n, struct results_dir *rd, 
     layers_write(n, end, f, fr, fig->warnings);
     if (!results_close(f, "layers.csv", err) || (fr && !results_close(fr, "rails.csv", err)))
         return FALSE;
-    char *pfc_path = g_build_filename(rd->tmp, "pfc.csv", NULL);
+    char *pfc_path = g_build_filename(rd->tmp, RESULTS_PFC, NULL);
     if (n->sched->colls->len) {
         if (!(f = results_open(rd, "collectives_breakdown.csv", err))) {
             g_free(pfc_path);
             return FALSE;
         }
-        breakdown_write(n, ideal_transfer_ps, pfc_path, f);
+        breakdown_write(n, pfc_path, f);
         if (!results_close(f, "collectives_breakdown.csv", err)) {
             g_free(pfc_path);
             return FALSE;
@@ -648,7 +362,9 @@ int run_scenario(const struct run_options *o)
     struct schedule *sched = NULL;
     struct net *n = NULL;
     struct results_dir rd = { 0 };
-    FILE *fq = NULL, *fr = NULL, *fp = NULL, *fc = NULL;
+    struct sample_writer sw = { 0 };
+    struct sample_selection sel = { 0 };
+    GArray *capture_refs = NULL;
     struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
     GPtrArray *captures = g_ptr_array_new();
     struct xfer_outcome *outcomes = NULL;
@@ -658,23 +374,22 @@ int run_scenario(const struct run_options *o)
     if (!results_check_target(out, &err))
         goto fail;
     if (!(topo = topology_build(sc, &err)) || !(sched = workload_build_all(sc, topo, &err)) ||
-        !(n = net_build(sc, topo, sched, &err)))
+        !(n = net_build(sc, topo, sched, &err)) || !sample_selection_build(&sel, n, &err))
         goto fail;
+    if (!(capture_refs = capture_ports(n, &err)) && err)
+        goto fail;
+    sample_selection_apply_scale(&sel, sc);
     rc = 1;
     interrupt_catch();
     if (!results_begin(&rd, out, &err))
         goto fail;
     n->eng.interrupt = &interrupt_signal;
-    if (!(fq = results_open(&rd, "queues.csv", &err)) || !(fr = results_open(&rd, "rates.csv", &err)) ||
-        !(fp = results_open(&rd, "pfc.csv", &err)) || !(fc = results_open(&rd, "counters.csv", &err)))
+    if (!sample_writer_open(&sw, &rd, sc->compress == 1, &sel, &err))
         goto fail;
-    fprintf(fc, "t_ns,node,port,counter,value\n");
-    fprintf(fq, "t_ns,node,port,prio,bytes\n");
-    fprintf(fr, "t_ns,flow,rate_gbps\n");
-    fprintf(fp, "t_ns,node,port,prio,event,duration_ns\n");
-    n->pfc_csv = fp;
-    net_attach_sampler(n, fq, fr, fc);
-    if (!open_captures(n, &rd, captures, &err))
+    struct net_sample_hooks hooks;
+    sample_writer_hooks(&sw, &hooks);
+    net_attach_sampler(n, &hooks);
+    if (!open_captures(n, &rd, capture_refs, captures, &err))
         goto fail;
     n->eng.progress = !o->quiet && isatty(STDERR_FILENO);
 
@@ -690,47 +405,38 @@ int run_scenario(const struct run_options *o)
     simtime_t end = n->last_event_time;
     fig.end = end;
     fig.peak_rss = peak_rss_bytes();
-
-    n->pfc_csv = NULL;
-    gboolean closed = results_close(fq, "queues.csv", &err) && results_close(fr, "rates.csv", &err) &&
-                      results_close(fp, "pfc.csv", &err);
-    fq = fr = fp = NULL;
-    if (!closed)
-        goto fail;
+    n->hooks = (struct net_sample_hooks){ 0 };
+    uint64_t written0 = results_clock_ns(); /* the writing after the run, for output_s */
 
     FILE *f;
-    if (!(f = results_open(&rd, "transfers.csv", &err)))
+    if (!(f = results_open(&rd, RESULTS_TRANSFERS, &err)))
         goto fail;
     outcomes = net_outcomes(n);
     outcome_write_transfers(f, n->sched, outcomes, net_ideal_ps, n, &fig);
-    if (!results_close(f, "transfers.csv", &err))
+    if (!results_close(f, RESULTS_TRANSFERS, &err))
         goto fail;
     run_warnings(n, outcomes, end, &fig);
     if (n->sched->colls->len) {
-        if (!(f = results_open(&rd, "collectives.csv", &err)))
+        if (!(f = results_open(&rd, RESULTS_COLLECTIVES, &err)))
             goto fail;
         outcome_write_collectives(f, n->sched, outcomes, &fig);
-        if (!results_close(f, "collectives.csv", &err))
+        if (!results_close(f, RESULTS_COLLECTIVES, &err))
             goto fail;
     }
-    write_counters(n, fc, end);
-    closed = results_close(fc, "counters.csv", &err);
-    fc = NULL;
-    if (!closed)
+    results_net_counters(sw.counters, n, end);
+    if (!sample_writer_close(&sw, &err))
         goto fail;
-    if (!(f = results_open(&rd, "topology.csv", &err)))
+    if (!(f = results_open(&rd, RESULTS_TOPOLOGY, &err)))
         goto fail;
-    write_topology(topo, f);
-    if (!results_close(f, "topology.csv", &err))
+    results_write_topology(f, topo);
+    if (!results_close(f, RESULTS_TOPOLOGY, &err))
         goto fail;
     if (topo->servers && !write_server_files(n, &rd, end, &fig, &err))
         goto fail;
-    char *json = summary_json(n, &fig, end);
-    char *jp = g_build_filename(rd.tmp, "summary.json", NULL);
-    gboolean ok = g_file_set_contents(jp, json, -1, &err);
-    g_free(jp);
-    g_free(json);
-    if (!ok)
+    double after_s = (double)(results_clock_ns() - written0) / 1e9;
+    fig.output_s = (double)sw.output_ns / 1e9 + after_s;
+    fig.output_share = fig.wall_s + after_s > 0 ? fig.output_s / (fig.wall_s + after_s) : 0;
+    if (!summary_write_run(&rd, n, &fig, end, &err))
         goto fail;
     if (interrupt_signal)
         goto interrupted;
@@ -738,7 +444,7 @@ int run_scenario(const struct run_options *o)
         goto fail;
     interrupt_release(); /* the folder is complete: a signal from here on just ends the process */
     if (!o->quiet)
-        print_summary(n, &fig, out);
+        print_summary(n, &fig, &sel, out);
     /* plots and the report come after the folder is in place */
     if (!draw_report(o, sc, out)) {
         rc = 1;
@@ -752,14 +458,7 @@ interrupted:
 fail:
     if (n)
         close_captures(n, captures, NULL);
-    if (fq)
-        fclose(fq);
-    if (fr)
-        fclose(fr);
-    if (fp)
-        fclose(fp);
-    if (fc)
-        fclose(fc);
+    sample_writer_abort(&sw);
     results_abort(&rd);
     fprintf(stderr, "rocesim: %s\n", err ? err->message : "run failed");
     if (err && err->domain == G_FILE_ERROR && err->code == G_FILE_ERROR_EXIST)
@@ -769,6 +468,9 @@ fail:
     interrupt_release(); /* dies of a signal caught during the run, now that nothing is left */
 done:
     run_figures_clear(&fig);
+    sample_selection_clear(&sel);
+    if (capture_refs)
+        g_array_free(capture_refs, TRUE);
     g_ptr_array_unref(captures);
     g_free(outcomes);
     net_free(n);

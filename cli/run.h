@@ -2,6 +2,7 @@
 #ifndef ROCESIM_RUN_H
 #define ROCESIM_RUN_H
 #include <glib.h>
+#include "models/ideal.h"
 #include "models/topology.h"
 #include "models/scenario.h"
 
@@ -20,9 +21,4 @@ int run_scenario(const struct run_options *o);
 void run_options_clear(struct run_options *o);
 /* --max-memory TEXT (NULL: the machine's memory) into the memory limit; FALSE with *err. */
 gboolean run_set_max_memory(const char *text, GError **err);
-/* The ideal completion time of a transfer on an idle fabric: the message at the bottleneck
- * rate including RoCEv2 wire overheads, plus store-and-forward and propagation. */
-simtime_t ideal_transfer_ps(const struct scenario *sc, const struct topology *t, uint32_t src, uint32_t dst,
-                            uint64_t bytes);
-
 #endif

@@ -1,5 +1,6 @@
 /* Building the run-time fabric, the packet pool, links (serialisation + propagation),
- * transfer dependencies, and the periodic sampler of queues and rates. */
+ * transfer dependencies, and the periodic sampler of queues, rates and counters (its samples
+ * go to the caller's hooks, struct net_sample_hooks). */
 #include "models/net.h"
 #include <math.h>
 #include <string.h>
@@ -7,7 +8,6 @@
 #include "sim/reserve.h"
 
 struct sampler {
-    FILE *queues, *rates, *counters;
     struct timer counter_tick;
     /* ports and hosts whose congestion counters changed since the last counter sample: the
      * tick touches only those, instead of sweeping every port through the cache */
@@ -240,6 +240,8 @@ static void sample_tick(void *ctx, uint64_t arg)
     struct sampler *s = n->sampler;
     simtime_t now = n->eng.now;
     uint64_t t_ns = now / PS_PER_NS;
+    if (n->hooks.tick)
+        n->hooks.tick(n->hooks.ctx, true);
     for (uint32_t k = 0; k < s->ndirty; k++) {
         struct port_rt *p = &n->ports[s->dirty_ports[k]];
         p->dirty = false;
@@ -247,8 +249,9 @@ static void sample_tick(void *ctx, uint64_t arg)
         for (int q = 0; q < NPRIO; q++) {
             tot += p->q[q].bytes;
             if (p->q[q].bytes != p->q_sampled_prio[q]) {
-                fprintf(s->queues, "%" G_GUINT64_FORMAT ",%s,%u,%d,%u\n", t_ns,
-                        n->topo->nodes[p->node].name, p->local, q, p->q[q].bytes);
+                if (n->hooks.queue)
+                    n->hooks.queue(n->hooks.ctx, t_ns, s->dirty_ports[k], n->topo->nodes[p->node].name, p->local,
+                                   q, p->q[q].bytes);
                 p->q_sampled_prio[q] = p->q[q].bytes;
             }
         }
@@ -262,28 +265,30 @@ static void sample_tick(void *ctx, uint64_t arg)
         if (q->msg_head == NONE32) {
             /* nothing left to send: the flow's line ends (an empty rate), until it has work */
             if (q->rate_logged >= 0) {
-                fprintf(s->rates, "%" G_GUINT64_FORMAT ",%u,\n", t_ns, s->dirty_qps[k]);
+                if (n->hooks.rate)
+                    n->hooks.rate(n->hooks.ctx, t_ns, s->dirty_qps[k], NAN);
                 q->rate_logged = NAN;
             }
         } else if (q->cc.rate != q->rate_logged) {
-            fprintf(s->rates, "%" G_GUINT64_FORMAT ",%u,%.4f\n", t_ns, s->dirty_qps[k], q->cc.rate / 1e9);
+            if (n->hooks.rate)
+                n->hooks.rate(n->hooks.ctx, t_ns, s->dirty_qps[k], q->cc.rate / 1e9);
             q->rate_logged = q->cc.rate;
         }
     }
     s->ndirtyq = 0;
     if (!n->finished)
         timer_set(&s->tick, now + n->sc->queue_sample);
+    if (n->hooks.tick)
+        n->hooks.tick(n->hooks.ctx, false);
 }
 
-/* Congestion counters over time (cumulative, written when they changed): ECN marks per
- * switch port, and the NIC's notification/reaction point counters. */
-struct host_counter_sample {
-    uint64_t ecn, cnp_sent, cnp_handled;
-};
-
-static void counter_row(FILE *f, uint64_t t, const char *node, uint32_t port, const char *c, uint64_t v)
+/* Congestion counters over time (cumulative, given to the hook when they changed): ECN marks
+ * per switch port, and the NIC's notification/reaction point counters. */
+static void counter_row(const struct net *n, uint64_t t, uint32_t port, const char *node, uint32_t local,
+                        enum net_counter c, uint64_t v)
 {
-    fprintf(f, "%" G_GUINT64_FORMAT ",%s,%u,%s,%" G_GUINT64_FORMAT "\n", t, node, port, c, v);
+    if (n->hooks.counter)
+        n->hooks.counter(n->hooks.ctx, t, port, node, local, c, v);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -313,13 +318,15 @@ static void counter_tick(void *ctx, uint64_t arg)
     struct net *n = ctx;
     struct sampler *s = n->sampler;
     uint64_t t = n->eng.now / PS_PER_NS;
+    if (n->hooks.tick)
+        n->hooks.tick(n->hooks.ctx, true);
     /* rows in port order, then host order, as a sweep over all of them would write them */
     qsort(s->cnt_ports, s->ncnt_ports, sizeof *s->cnt_ports, cmp_u32);
     for (uint32_t k = 0; k < s->ncnt_ports; k++) {
         struct port_rt *p = &n->ports[s->cnt_ports[k]];
         p->cnt_dirty = false;
         if (p->ecn_marked != p->ecn_sampled) {
-            counter_row(s->counters, t, n->topo->nodes[p->node].name, p->local, "ecn_marked", p->ecn_marked);
+            counter_row(n, t, s->cnt_ports[k], n->topo->nodes[p->node].name, p->local, NET_CNT_ECN_MARKED, p->ecn_marked);
             p->ecn_sampled = p->ecn_marked;
         }
     }
@@ -331,23 +338,25 @@ static void counter_tick(void *ctx, uint64_t arg)
         const char *name = n->topo->nodes[h].name;
         hr->cnt_dirty = false;
         if (hr->np_ecn_marked_roce_packets != hr->sampled[0])
-            counter_row(s->counters, t, name, 0, "np_ecn_marked_roce_packets", hr->sampled[0] = hr->np_ecn_marked_roce_packets);
+            counter_row(n, t, hr->port, name, 0, NET_CNT_NP_ECN_MARKED, hr->sampled[0] = hr->np_ecn_marked_roce_packets);
         if (hr->np_cnp_sent != hr->sampled[1])
-            counter_row(s->counters, t, name, 0, "np_cnp_sent", hr->sampled[1] = hr->np_cnp_sent);
+            counter_row(n, t, hr->port, name, 0, NET_CNT_NP_CNP_SENT, hr->sampled[1] = hr->np_cnp_sent);
         if (hr->rp_cnp_handled != hr->sampled[2])
-            counter_row(s->counters, t, name, 0, "rp_cnp_handled", hr->sampled[2] = hr->rp_cnp_handled);
+            counter_row(n, t, hr->port, name, 0, NET_CNT_RP_CNP_HANDLED, hr->sampled[2] = hr->rp_cnp_handled);
     }
     s->ncnt_hosts = 0;
     if (!n->finished)
         timer_set(&s->counter_tick, n->eng.now + n->sc->counter_sample);
+    if (n->hooks.tick)
+        n->hooks.tick(n->hooks.ctx, false);
 }
 
-void net_attach_sampler(struct net *n, FILE *queues, FILE *rates, FILE *counters)
+void net_attach_sampler(struct net *n, const struct net_sample_hooks *h)
 {
+    n->hooks = *h;
+    if (n->sampler || (!h->queue && !h->rate && !h->counter))
+        return;
     struct sampler *s = g_new0(struct sampler, 1);
-    s->queues = queues;
-    s->rates = rates;
-    s->counters = counters;
     timer_init(&s->counter_tick, &n->eng, counter_tick, n, 0);
     s->dirty_ports = g_new(uint32_t, n->topo->nports);
     s->dirty_qps = g_new(uint32_t, n->nqps ? n->nqps : 1);
@@ -366,6 +375,40 @@ void net_flush_samples(struct net *n)
     }
     for (uint32_t i = 0; i < n->topo->nports; i++)
         hist_account(&n->ports[i], n->last_event_time);
+}
+
+void net_qp_path(const struct net *n, uint32_t qp, void (*fn)(void *ctx, uint32_t port), void *ctx)
+{
+    const struct qp_rt *q = &n->qps[qp];
+    const struct topology *t = n->topo;
+    uint32_t port = n->hosts[q->src].port;
+    for (int hop = 0; hop < 64; hop++) {
+        fn(ctx, port);
+        uint32_t node = n->ports[n->ports[port].peer].node;
+        if (node < t->nhosts)
+            return;
+        uint32_t cnt;
+        const uint16_t *hops = net_routes(n, node, q->dst, &cnt);
+        if (!cnt)
+            return;
+        uint32_t c = cnt > 1 ? ecmp_hash(q->src, q->dst, q->sport, ROCE_UDP_DPORT,
+                                         n->switches[node - t->nhosts].hash_seed) % cnt : 0;
+        port = t->nodes[node].first_port + hops[c];
+    }
+}
+
+void net_qp_bytes(const struct net *n, uint64_t *qp_bytes)
+{
+    for (uint32_t i = 0; i < n->nxfers; i++) {
+        const struct xfer_rt *x = &n->xfers[i];
+        if (x->split == NONE32) {
+            if (x->qp != NONE32) /* markers (0 bytes) have no QP */
+                qp_bytes[x->qp] += xfer_bytes(n, i);
+            continue;
+        }
+        for (uint32_t k = 0; k < n->parts_left[i]; k++)
+            qp_bytes[n->xfers[x->split + k].qp] += xfer_bytes(n, x->split + k);
+    }
 }
 
 /* ---------- construction ---------- */

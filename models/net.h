@@ -6,7 +6,6 @@
 #define ROCESIM_NET_H
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 #include "models/cc.h"
 #include "models/cc_dcqcn.h"
 #include "models/mmu.h"
@@ -207,6 +206,32 @@ struct net_stats {
 
 struct sampler;
 
+/* The congestion counters sampled over time: a switch port's ECN marks, a NIC's notification
+ * and reaction point counters (results/counters.c names them as mlx5 does). */
+enum net_counter { NET_CNT_ECN_MARKED, NET_CNT_NP_ECN_MARKED, NET_CNT_NP_CNP_SENT, NET_CNT_RP_CNP_HANDLED };
+
+/* Where the run's samples go, set by the caller before net_run (results/series.c writes them
+ * as queues.csv, rates.csv, counters.csv and pfc.csv); models hold no file. A NULL member
+ * drops that kind. `port` is the global port index (into net.ports), `local` its number at
+ * `node`. Called in simulated-time order; nothing is allocated per call. */
+struct net_sample_hooks {
+    void *ctx;
+    /* the egress queue of one priority of a port, when it changed since the last sample */
+    void (*queue)(void *ctx, uint64_t t_ns, uint32_t port, const char *node, uint32_t local, int prio,
+                  uint32_t bytes);
+    /* a QP's congestion-control rate when it changed; NAN when it has nothing left to send */
+    void (*rate)(void *ctx, uint64_t t_ns, uint32_t flow, double rate_gbps);
+    /* a cumulative congestion counter when it changed (a host's at its NIC port, local 0) */
+    void (*counter)(void *ctx, uint64_t t_ns, uint32_t port, const char *node, uint32_t local,
+                    enum net_counter which, uint64_t value);
+    /* a PFC event at the port that received the frame: pause, resume (with its duration),
+     * watchdog-storm, watchdog-restore */
+    void (*pfc)(void *ctx, uint64_t t_ns, uint32_t port, const char *node, uint32_t local, int prio,
+                const char *event, uint64_t duration_ns);
+    /* around each sampling tick (begin true, then false): lets the caller time the sampling */
+    void (*tick)(void *ctx, bool begin);
+};
+
 struct net {
     struct engine eng;
     const struct scenario *sc;
@@ -243,8 +268,8 @@ struct net {
     uint32_t dwrr_quantum[NPRIO];
 
     struct net_stats st;
-    struct sampler *sampler;      /* time series output (may be NULL) */
-    FILE *pfc_csv;                /* pause/resume events (may be NULL) */
+    struct sampler *sampler;      /* time series state (NULL without queue/rate/counter hooks) */
+    struct net_sample_hooks hooks; /* where samples and PFC events go (all NULL: nowhere) */
     /* capture hook: called for every packet sent or received on a port with a tap;
      * `sender_local` is the sending port's number at its node */
     void (*tap_fn)(struct net *n, void *tap, const struct packet *p, uint32_t sender_local);
@@ -354,8 +379,15 @@ extern const struct cfg_kind fault_kinds[];
 bool nic_rx_stalled(struct net *n, struct host_rt *h, uint32_t pkt);
 void nic_rx_drain(struct net *n, struct host_rt *h);
 
-/* time series: queues.csv, rates.csv and counters.csv are written while the run goes */
-void net_attach_sampler(struct net *n, FILE *queues, FILE *rates, FILE *counters);
+/* The egress ports (global indices) a QP's packets leave by, from its NIC port to the last
+ * switch port before its destination, on the fabric as built: the ECMP hash path (with other
+ * load balancing modes, the path ECMP would take stands in for the ones they spread over). */
+void net_qp_path(const struct net *n, uint32_t qp, void (*fn)(void *ctx, uint32_t port), void *ctx);
+/* The bytes the schedule puts on each QP (qp_bytes has nqps entries, zeroed by the caller). */
+void net_qp_bytes(const struct net *n, uint64_t *qp_bytes);
+
+/* Samples go to h's functions while the run goes (copied; call before net_run). */
+void net_attach_sampler(struct net *n, const struct net_sample_hooks *h);
 /* writes the last samples and closes the queue-depth histograms at the end of the run */
 void net_flush_samples(struct net *n);
 /* upper edge in bytes of a queue-depth histogram bin */

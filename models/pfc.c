@@ -32,10 +32,9 @@ static const char *node_name(const struct net *n, const struct port_rt *p)
 
 static void log_event(struct net *n, struct port_rt *p, int prio, const char *event, simtime_t duration)
 {
-    if (!n->pfc_csv)
-        return;
-    fprintf(n->pfc_csv, "%" G_GUINT64_FORMAT ",%s,%u,%d,%s,%" G_GUINT64_FORMAT "\n", n->eng.now / PS_PER_NS,
-            node_name(n, p), p->local, prio, event, duration / PS_PER_NS);
+    if (n->hooks.pfc)
+        n->hooks.pfc(n->hooks.ctx, n->eng.now / PS_PER_NS, (uint32_t)(p - n->ports), node_name(n, p), p->local,
+                     prio, event, duration / PS_PER_NS);
 }
 
 /* ---------- receiver side: asking the peer to pause ---------- */

@@ -4,8 +4,10 @@
 #include <arpa/inet.h>
 #include <string.h>
 #include "models/cc.h"
-#include "sim/results.h"
-#include "sim/version.h"
+#include "results/counters.h"
+#include "results/folder.h"
+#include "results/format.h"
+#include "results/summary.h"
 
 int64_t replay_to_rank0(const struct replay_clock *k, int r, int64_t t)
 {
@@ -29,11 +31,13 @@ int64_t replay_clock_uncertainty(const struct replay_clock *k, int r)
     return u;
 }
 
-static const char *const stat_names[] = {
-    "tx_packets", "tx_bytes", "rx_packets", "rx_bytes", "retransmitted_packets", "timeouts",
-    "naks_sent", "naks_received", "duplicate_request", "out_of_sequence",
-    "np_ecn_marked_roce_packets", "np_cnp_sent", "rp_cnp_handled", "icrc_errors",
+/* The counters.csv names of struct xport_stats' fields, in its order. */
+static const enum results_counter stat_names[] = {
+    RC_TX_PACKETS, RC_TX_BYTES, RC_RX_PACKETS, RC_RX_BYTES, RC_RETRANSMITTED_PACKETS, RC_TIMEOUTS,
+    RC_NAKS_SENT, RC_NAKS_RECEIVED, RC_DUPLICATE_REQUEST, RC_OUT_OF_SEQUENCE,
+    RC_NP_ECN_MARKED_ROCE_PACKETS, RC_NP_CNP_SENT, RC_RP_CNP_HANDLED, RC_ICRC_ERRORS,
 };
+G_STATIC_ASSERT(sizeof(struct xport_stats) == G_N_ELEMENTS(stat_names) * sizeof(uint64_t));
 
 struct parsed {
     const struct replay_report_hdr *h;
@@ -144,31 +148,30 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
     struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
     gboolean ok = results_begin(&rd, c->out_dir, err);
     FILE *f = NULL;
-    if (ok && (ok = (f = results_open(&rd, "transfers.csv", err)) != NULL)) {
+    if (ok && (ok = (f = results_open(&rd, RESULTS_TRANSFERS, err)) != NULL)) {
         outcome_write_transfers(f, s, o, c->ideal, c->ideal_ctx, &fig);
-        ok = results_close(f, "transfers.csv", err);
+        ok = results_close(f, RESULTS_TRANSFERS, err);
     }
-    if (ok && s->colls->len && (ok = (f = results_open(&rd, "collectives.csv", err)) != NULL)) {
+    if (ok && s->colls->len && (ok = (f = results_open(&rd, RESULTS_COLLECTIVES, err)) != NULL)) {
         outcome_write_collectives(f, s, o, &fig);
-        ok = results_close(f, "collectives.csv", err);
+        ok = results_close(f, RESULTS_COLLECTIVES, err);
     }
-    if (ok && (ok = (f = results_open(&rd, "counters.csv", err)) != NULL)) {
-        fprintf(f, "t_ns,node,port,counter,value\n");
+    if (ok && (ok = (f = results_open(&rd, RESULTS_COUNTERS, err)) != NULL)) {
+        fputs(RESULTS_COUNTERS_HEADER "\n", f);
         uint64_t end_ns = fig.completion / 1000;
         for (int r = 0; r < size; r++) {
             if (!pr[r].h)
                 continue;
             const uint64_t *v = (const uint64_t *)&pr[r].h->stats;
             for (size_t i = 0; i < G_N_ELEMENTS(stat_names); i++)
-                fprintf(f, "%" G_GUINT64_FORMAT ",host%u,0,%s,%" G_GUINT64_FORMAT "\n", end_ns, HOST_OF(r),
-                        stat_names[i], v[i]);
+                results_counter_row_host_i64(f, end_ns, HOST_OF(r), results_counter_name(stat_names[i]),
+                                             (int64_t)v[i]);
             /* the NIC's own statistics (ethtool -S), as deltas over the run */
             JsonObject *io = pr[r].info ? json_node_get_object(pr[r].info) : NULL;
             JsonObject *cn = io && json_object_has_member(io, "counters") ? json_object_get_object_member(io, "counters") : NULL;
             GList *names = cn ? json_object_get_members(cn) : NULL;
             for (GList *l = names; l; l = l->next)
-                fprintf(f, "%" G_GUINT64_FORMAT ",host%u,0,%s,%" G_GINT64_FORMAT "\n", end_ns, HOST_OF(r),
-                        (const char *)l->data, json_object_get_int_member(cn, l->data));
+                results_counter_row_host_i64(f, end_ns, HOST_OF(r), l->data, json_object_get_int_member(cn, l->data));
             g_list_free(names);
             /* the NIC's counters sampled during the run (sampler.h): local time -> time base */
             const char *smp = io && json_object_has_member(io, "samples") ? json_object_get_string_member(io, "samples") : NULL;
@@ -176,14 +179,13 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
             for (char **l = rows; l && *l; l++) {
                 char **fl = g_strsplit(*l, ",", 4);
                 if (g_strv_length(fl) == 4)
-                    fprintf(f, "%" G_GUINT64_FORMAT ",host%u,%s,%s,%s\n",
-                            (uint64_t)(BASE(r, g_ascii_strtoll(fl[0], NULL, 10)) / 1000), HOST_OF(r),
-                            fl[1], fl[2], fl[3]);
+                    results_counter_row_host_text(f, (uint64_t)(BASE(r, g_ascii_strtoll(fl[0], NULL, 10)) / 1000),
+                                                  HOST_OF(r), fl[1], fl[2], fl[3]);
                 g_strfreev(fl);
             }
             g_strfreev(rows);
         }
-        ok = results_close(f, "counters.csv", err);
+        ok = results_close(f, RESULTS_COUNTERS, err);
     }
     if (!complete)
         g_ptr_array_add(fig.warnings, g_strdup_printf("incomplete replay: %s",
@@ -193,22 +195,15 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
                                                       G_GUINT64_FORMAT " scheduled",
                                                       bytes_landed, bytes_sched));
     if (ok) {
-        JsonBuilder *b = json_builder_new();
-        json_builder_begin_object(b);
-        json_builder_set_member_name(b, "rocesim_version");
-        json_builder_add_string_value(b, ROCESIM_VERSION);
+        JsonBuilder *b = summary_begin();
         json_builder_set_member_name(b, "replay");
         json_builder_begin_object(b);
-        json_builder_set_member_name(b, "status");
-        json_builder_add_string_value(b, complete ? "complete" : "incomplete");
+        outcome_json_str(b, "status", complete ? "complete" : "incomplete");
         if (!complete) {
-            json_builder_set_member_name(b, "reason");
-            json_builder_add_string_value(b, reason ? reason : "a rank sent no report");
+            outcome_json_str(b, "reason", reason ? reason : "a rank sent no report");
         }
-        json_builder_set_member_name(b, "transport");
-        json_builder_add_string_value(b, c->transport);
-        json_builder_set_member_name(b, "schedule");
-        json_builder_add_string_value(b, c->schedule_path ? c->schedule_path : "");
+        outcome_json_str(b, "transport", c->transport);
+        outcome_json_str(b, "schedule", c->schedule_path ? c->schedule_path : "");
         outcome_json_int(b, "ranks", (uint64_t)size);
         outcome_json_int(b, "mtu", c->mtu);
         outcome_json_int(b, "rate_bps", c->rate_bps);
@@ -226,8 +221,7 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
             inet_ntop(AF_INET, &c->addr[r], ip, sizeof ip);
             json_builder_begin_object(b);
             outcome_json_int(b, "rank", (uint64_t)r);
-            json_builder_set_member_name(b, "address");
-            json_builder_add_string_value(b, ip);
+            outcome_json_str(b, "address", ip);
             json_builder_set_member_name(b, "clock_offset_ns");
             json_builder_add_int_value(b, k->off[r]);
             outcome_json_int(b, "clock_uncertainty_ns", (uint64_t)replay_clock_uncertainty(k, r));
@@ -276,11 +270,11 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
         outcome_json_int(b, "retransmitted_packets", tot.retransmitted_packets);
         outcome_json_int(b, "timeouts", tot.timeouts);
         outcome_json_int(b, "naks_sent", tot.naks_sent);
-        g_array_sort(notify_lat, outcome_cmp_u64);
+        g_array_sort(notify_lat, stats_cmp_u64);
         outcome_json_int(b, "notifications", notify_lat->len);
         if (notify_lat->len) {
             const uint64_t *l = (const uint64_t *)notify_lat->data;
-            outcome_json_int(b, "notify_latency_p50_ns", outcome_pct_u64(l, notify_lat->len, 50));
+            outcome_json_int(b, "notify_latency_p50_ns", stats_percentile_u64(l, notify_lat->len, 50));
             outcome_json_int(b, "notify_latency_max_ns", l[notify_lat->len - 1]);
         }
         outcome_json_collective_metrics(b, &fig);
@@ -288,17 +282,8 @@ gboolean replay_write_results(const struct replay_config *c, GBytes *const *repo
         outcome_json_job_metrics(b, s, &fig);
         json_builder_end_object(b);
         outcome_json_jobs(b, s, &fig);
-        json_builder_set_member_name(b, "warnings");
-        json_builder_begin_array(b);
-        for (guint i = 0; i < fig.warnings->len; i++)
-            json_builder_add_string_value(b, g_ptr_array_index(fig.warnings, i));
-        json_builder_end_array(b);
-        json_builder_end_object(b);
-        char *text = outcome_json_text(b);
-        char *jp = g_build_filename(rd.tmp, "summary.json", NULL);
-        ok = g_file_set_contents(jp, text, -1, err);
-        g_free(jp);
-        g_free(text);
+        summary_warnings(b, fig.warnings);
+        ok = summary_write(rd.tmp, b, err);
     }
     /* the lab's DCQCN knobs as scenario fragments, one per host that has them */
     for (int r = 0; ok && r < size; r++) {

@@ -18,58 +18,58 @@ static void test_percentile_nearest_rank(void)
 {
     /* The textbook nearest-rank example. */
     double v[] = { 15, 20, 35, 40, 50 };
-    CU_ASSERT_EQUAL(metrics_percentile(v, 5, 0), 15);
-    CU_ASSERT_EQUAL(metrics_percentile(v, 5, 5), 15);
-    CU_ASSERT_EQUAL(metrics_percentile(v, 5, 30), 20);
-    CU_ASSERT_EQUAL(metrics_percentile(v, 5, 40), 20);
-    CU_ASSERT_EQUAL(metrics_percentile(v, 5, 41), 35);
-    CU_ASSERT_EQUAL(metrics_percentile(v, 5, 50), 35);
-    CU_ASSERT_EQUAL(metrics_percentile(v, 5, 100), 50);
+    CU_ASSERT_EQUAL(stats_percentile(v, 5, 0), 15);
+    CU_ASSERT_EQUAL(stats_percentile(v, 5, 5), 15);
+    CU_ASSERT_EQUAL(stats_percentile(v, 5, 30), 20);
+    CU_ASSERT_EQUAL(stats_percentile(v, 5, 40), 20);
+    CU_ASSERT_EQUAL(stats_percentile(v, 5, 41), 35);
+    CU_ASSERT_EQUAL(stats_percentile(v, 5, 50), 35);
+    CU_ASSERT_EQUAL(stats_percentile(v, 5, 100), 50);
 
     double t[10];
     for (int i = 0; i < 10; i++)
         t[i] = i + 1;
-    CU_ASSERT_EQUAL(metrics_percentile(t, 10, 10), 1);
-    CU_ASSERT_EQUAL(metrics_percentile(t, 10, 50), 5);
-    CU_ASSERT_EQUAL(metrics_percentile(t, 10, 90), 9);
-    CU_ASSERT_EQUAL(metrics_percentile(t, 10, 95), 10);   /* rank ceil(9.5) = 10 */
-    CU_ASSERT_EQUAL(metrics_percentile(t, 10, 99), 10);
+    CU_ASSERT_EQUAL(stats_percentile(t, 10, 10), 1);
+    CU_ASSERT_EQUAL(stats_percentile(t, 10, 50), 5);
+    CU_ASSERT_EQUAL(stats_percentile(t, 10, 90), 9);
+    CU_ASSERT_EQUAL(stats_percentile(t, 10, 95), 10);   /* rank ceil(9.5) = 10 */
+    CU_ASSERT_EQUAL(stats_percentile(t, 10, 99), 10);
 
     /* p*n/100 is an integer that floating point overshoots (1.1 * 3000 / 100 =
      * 33.000000000000007): the rank must stay 33, not round up to 34. */
     double *k = g_new(double, 3000);
     for (int i = 0; i < 3000; i++)
         k[i] = i + 1;
-    CU_ASSERT_EQUAL(metrics_percentile(k, 3000, 1.1), 33);
-    CU_ASSERT_EQUAL(metrics_percentile(k, 1500, 2.2), 33);
-    CU_ASSERT_EQUAL(metrics_percentile(k, 1000, 99.9), 999);
-    CU_ASSERT_EQUAL(metrics_percentile(k, 1000, 99), 990);
-    CU_ASSERT_EQUAL(metrics_percentile(k, 1000, 0.1), 1);
-    CU_ASSERT_EQUAL(metrics_percentile(k, 1000, 0.15), 2);
+    CU_ASSERT_EQUAL(stats_percentile(k, 3000, 1.1), 33);
+    CU_ASSERT_EQUAL(stats_percentile(k, 1500, 2.2), 33);
+    CU_ASSERT_EQUAL(stats_percentile(k, 1000, 99.9), 999);
+    CU_ASSERT_EQUAL(stats_percentile(k, 1000, 99), 990);
+    CU_ASSERT_EQUAL(stats_percentile(k, 1000, 0.1), 1);
+    CU_ASSERT_EQUAL(stats_percentile(k, 1000, 0.15), 2);
     g_free(k);
 
-    CU_ASSERT_TRUE(isnan(metrics_percentile(NULL, 0, 50)));
+    CU_ASSERT_TRUE(isnan(stats_percentile(NULL, 0, 50)));
     double one = 7;
-    CU_ASSERT_EQUAL(metrics_percentile(&one, 1, 1), 7);
-    CU_ASSERT_EQUAL(metrics_percentile(&one, 1, 99), 7);
+    CU_ASSERT_EQUAL(stats_percentile(&one, 1, 1), 7);
+    CU_ASSERT_EQUAL(stats_percentile(&one, 1, 99), 7);
 }
 
 static void test_sort_mean(void)
 {
     double v[] = { 5, -1, 3, 3, 10, 0 };
-    metrics_sort(v, 6);
+    stats_sort(v, 6);
     double want[] = { -1, 0, 3, 3, 5, 10 };
     CU_ASSERT_EQUAL(memcmp(v, want, sizeof v), 0);
-    CU_ASSERT_DOUBLE_EQUAL(metrics_mean(v, 6), 20.0 / 6, 1e-12);
-    CU_ASSERT_TRUE(isnan(metrics_mean(v, 0)));
+    CU_ASSERT_DOUBLE_EQUAL(stats_mean(v, 6), 20.0 / 6, 1e-12);
+    CU_ASSERT_TRUE(isnan(stats_mean(v, 0)));
 }
 
 static void test_cdf(void)
 {
     double v[] = { 1, 2, 2, 8 };
-    GArray *c = metrics_cdf(v, 4, 100);
+    GArray *c = stats_cdf(v, 4, 100);
     CU_ASSERT_EQUAL_FATAL(c->len, 4);
-    metrics_point *p = (metrics_point *)c->data;
+    stats_point *p = (stats_point *)c->data;
     CU_ASSERT_EQUAL(p[0].x, 1);
     CU_ASSERT_DOUBLE_EQUAL(p[0].y, 0.25, 1e-12);
     CU_ASSERT_EQUAL(p[2].x, 2);
@@ -82,9 +82,9 @@ static void test_cdf(void)
     double *k = g_new(double, 1000);
     for (int i = 0; i < 1000; i++)
         k[i] = i * 2.0;
-    c = metrics_cdf(k, 1000, 10);
+    c = stats_cdf(k, 1000, 10);
     CU_ASSERT_TRUE(c->len <= 10 && c->len >= 9);
-    p = (metrics_point *)c->data;
+    p = (stats_point *)c->data;
     CU_ASSERT_EQUAL(p[0].x, 0);
     CU_ASSERT_DOUBLE_EQUAL(p[0].y, 0.001, 1e-12);
     CU_ASSERT_EQUAL(p[c->len - 1].x, 1998);
@@ -97,22 +97,22 @@ static void test_cdf(void)
     g_array_free(c, TRUE);
     g_free(k);
 
-    c = metrics_cdf(NULL, 0, 10);
+    c = stats_cdf(NULL, 0, 10);
     CU_ASSERT_EQUAL(c->len, 0);
     g_array_free(c, TRUE);
 }
 
 static void test_busbw(void)
 {
-    CU_ASSERT_DOUBLE_EQUAL(metrics_busbw_factor("allreduce", 8), 1.75, 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(metrics_busbw_factor("allgather", 8), 0.875, 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(metrics_busbw_factor("reducescatter", 4), 0.75, 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(metrics_busbw_factor("alltoall", 2), 0.5, 1e-12);
-    CU_ASSERT_DOUBLE_EQUAL(metrics_busbw_factor("broadcast", 16), 1.0, 1e-12);
-    CU_ASSERT_TRUE(isnan(metrics_busbw_factor("gossip", 8)));
-    CU_ASSERT_TRUE(isnan(metrics_busbw_factor("allreduce", 0)));
+    CU_ASSERT_DOUBLE_EQUAL(stats_busbw_factor("allreduce", 8), 1.75, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(stats_busbw_factor("allgather", 8), 0.875, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(stats_busbw_factor("reducescatter", 4), 0.75, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(stats_busbw_factor("alltoall", 2), 0.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(stats_busbw_factor("broadcast", 16), 1.0, 1e-12);
+    CU_ASSERT_TRUE(isnan(stats_busbw_factor("gossip", 8)));
+    CU_ASSERT_TRUE(isnan(stats_busbw_factor("allreduce", 0)));
     /* 8 MiB in 100 µs = 83.886 GB/s */
-    CU_ASSERT_DOUBLE_EQUAL(metrics_algbw_GBps(8388608, 100000), 83.88608, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(stats_algbw_GBps(8388608, 100000), 83.88608, 1e-9);
 }
 
 static void test_parse_bytes(void)
@@ -143,98 +143,98 @@ static void test_csv_reader(void)
                         "\"b,c\",2,\"say \"\"hi\"\"\"\n"
                         "d,3e2,\n");
     GError *e = NULL;
-    metrics_csv *c = metrics_csv_open(p, &e);
+    results_csv *c = results_csv_open(p, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-    CU_ASSERT_EQUAL(metrics_csv_ncols(c), 3);
-    CU_ASSERT_STRING_EQUAL(metrics_csv_colname(c, 0), "name");
-    CU_ASSERT_EQUAL(metrics_csv_column(c, "note"), 2);
-    CU_ASSERT_EQUAL(metrics_csv_column(c, "nope"), -1);
+    CU_ASSERT_EQUAL(results_csv_ncols(c), 3);
+    CU_ASSERT_STRING_EQUAL(results_csv_colname(c, 0), "name");
+    CU_ASSERT_EQUAL(results_csv_column(c, "note"), 2);
+    CU_ASSERT_EQUAL(results_csv_column(c, "nope"), -1);
     double v;
-    CU_ASSERT_EQUAL(metrics_csv_next(c, &e), 1);
-    CU_ASSERT_EQUAL(metrics_csv_line(c), 2);
-    CU_ASSERT_TRUE(metrics_csv_double(c, 1, &v, &e) && v == 1.5);
-    CU_ASSERT_EQUAL(metrics_csv_next(c, &e), 1);
-    CU_ASSERT_EQUAL(metrics_csv_line(c), 4);   /* the blank line 3 is skipped, still counted */
-    CU_ASSERT_STRING_EQUAL(metrics_csv_field(c, 0), "b,c");
-    CU_ASSERT_STRING_EQUAL(metrics_csv_field(c, 2), "say \"hi\"");
-    CU_ASSERT_EQUAL(metrics_csv_next(c, &e), 1);
-    CU_ASSERT_TRUE(metrics_csv_double(c, 1, &v, &e) && v == 300);
-    CU_ASSERT_STRING_EQUAL(metrics_csv_field(c, 2), "");
-    CU_ASSERT_EQUAL(metrics_csv_next(c, &e), 0);
+    CU_ASSERT_EQUAL(results_csv_next(c, &e), 1);
+    CU_ASSERT_EQUAL(results_csv_line(c), 2);
+    CU_ASSERT_TRUE(results_csv_double(c, 1, &v, &e) && v == 1.5);
+    CU_ASSERT_EQUAL(results_csv_next(c, &e), 1);
+    CU_ASSERT_EQUAL(results_csv_line(c), 4);   /* the blank line 3 is skipped, still counted */
+    CU_ASSERT_STRING_EQUAL(results_csv_field(c, 0), "b,c");
+    CU_ASSERT_STRING_EQUAL(results_csv_field(c, 2), "say \"hi\"");
+    CU_ASSERT_EQUAL(results_csv_next(c, &e), 1);
+    CU_ASSERT_TRUE(results_csv_double(c, 1, &v, &e) && v == 300);
+    CU_ASSERT_STRING_EQUAL(results_csv_field(c, 2), "");
+    CU_ASSERT_EQUAL(results_csv_next(c, &e), 0);
     CU_ASSERT_PTR_NULL(e);
-    metrics_csv_close(c);
+    results_csv_close(c);
     g_free(p);
 
     /* A short row: the error names the file and the line. */
     p = write_tmp(dir, "queues.csv", "t_ns,node,port,prio,bytes\n0,leaf0,1,3,0\n\n"
                                      "1000,leaf0,1,3\n");
-    c = metrics_csv_open(p, &e);
-    CU_ASSERT_EQUAL(metrics_csv_next(c, &e), 1);
-    CU_ASSERT_EQUAL(metrics_csv_next(c, &e), -1);
+    c = results_csv_open(p, &e);
+    CU_ASSERT_EQUAL(results_csv_next(c, &e), 1);
+    CU_ASSERT_EQUAL(results_csv_next(c, &e), -1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(e);
     char *want = g_strdup_printf("%s:4: 4 fields, expected 5 (t_ns,node,port,prio,bytes)", p);
     CU_ASSERT_STRING_EQUAL(e->message, want);
     g_free(want);
     g_clear_error(&e);
-    metrics_csv_close(c);
+    results_csv_close(c);
     g_free(p);
 
     /* A bad number: file, line, column and value. */
     p = write_tmp(dir, "t.csv", "id,fct_ns\n1,100\n2,12x\n");
-    c = metrics_csv_open(p, &e);
-    CU_ASSERT_EQUAL(metrics_csv_next(c, &e), 1);
-    CU_ASSERT_EQUAL(metrics_csv_next(c, &e), 1);
-    CU_ASSERT_FALSE(metrics_csv_double(c, 1, &v, &e));
+    c = results_csv_open(p, &e);
+    CU_ASSERT_EQUAL(results_csv_next(c, &e), 1);
+    CU_ASSERT_EQUAL(results_csv_next(c, &e), 1);
+    CU_ASSERT_FALSE(results_csv_double(c, 1, &v, &e));
     CU_ASSERT_PTR_NOT_NULL_FATAL(e);
     want = g_strdup_printf("%s:3: column 'fct_ns': '12x' is not a finite number", p);
     CU_ASSERT_STRING_EQUAL(e->message, want);
     g_free(want);
     g_clear_error(&e);
-    metrics_csv_close(c);
+    results_csv_close(c);
 
     /* The same through read_column; and "nan" is refused too. */
     double *vals = NULL;
     size_t n = 99;
-    CU_ASSERT_FALSE(metrics_csv_read_column(p, "fct_ns", &vals, &n, &e));
+    CU_ASSERT_FALSE(results_csv_read_column(p, "fct_ns", &vals, &n, &e));
     CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "t.csv:3:"));
     g_clear_error(&e);
     g_free(p);
     p = write_tmp(dir, "n.csv", "x\n1\nnan\n");
-    CU_ASSERT_FALSE(metrics_csv_read_column(p, "x", &vals, &n, &e));
+    CU_ASSERT_FALSE(results_csv_read_column(p, "x", &vals, &n, &e));
     CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "n.csv:3: column 'x': 'nan'"));
     g_clear_error(&e);
     g_free(p);
 
     /* Missing column. */
     p = write_tmp(dir, "m.csv", "a,b\n1,2\n");
-    CU_ASSERT_FALSE(metrics_csv_read_column(p, "fct_ns", &vals, &n, &e));
-    CU_ASSERT_TRUE(g_error_matches(e, METRICS_ERROR, METRICS_ERROR_COLUMN));
+    CU_ASSERT_FALSE(results_csv_read_column(p, "fct_ns", &vals, &n, &e));
+    CU_ASSERT_TRUE(g_error_matches(e, RESULTS_ERROR, RESULTS_ERROR_COLUMN));
     CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "missing column 'fct_ns' (header is a,b)"));
     g_clear_error(&e);
     g_free(p);
 
     /* Unterminated quote. */
     p = write_tmp(dir, "q.csv", "a,b\n\"x,1\n");
-    c = metrics_csv_open(p, &e);
-    CU_ASSERT_EQUAL(metrics_csv_next(c, &e), -1);
+    c = results_csv_open(p, &e);
+    CU_ASSERT_EQUAL(results_csv_next(c, &e), -1);
     CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "q.csv:2: field 1: unterminated quote"));
     g_clear_error(&e);
-    metrics_csv_close(c);
+    results_csv_close(c);
     g_free(p);
 
     /* Missing file: NOENT, for callers that skip it. Empty file: no columns, no rows. */
     p = g_build_filename(dir, "absent.csv", NULL);
-    CU_ASSERT_PTR_NULL(metrics_csv_open(p, &e));
+    CU_ASSERT_PTR_NULL(results_csv_open(p, &e));
     CU_ASSERT_TRUE(g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT));
     g_clear_error(&e);
     g_free(p);
     p = write_tmp(dir, "empty.csv", "");
-    c = metrics_csv_open(p, &e);
+    c = results_csv_open(p, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-    CU_ASSERT_EQUAL(metrics_csv_ncols(c), 0);
-    CU_ASSERT_EQUAL(metrics_csv_next(c, &e), 0);
-    metrics_csv_close(c);
-    CU_ASSERT_TRUE(metrics_csv_read_column(p, "x", &vals, &n, &e));
+    CU_ASSERT_EQUAL(results_csv_ncols(c), 0);
+    CU_ASSERT_EQUAL(results_csv_next(c, &e), 0);
+    results_csv_close(c);
+    CU_ASSERT_TRUE(results_csv_read_column(p, "x", &vals, &n, &e));
     CU_ASSERT_EQUAL(n, 0);
     CU_ASSERT_PTR_NULL(vals);
     g_free(p);
@@ -250,47 +250,47 @@ static void test_read_fixture(void)
     char *p = g_build_filename(dir, "transfers.csv", NULL);
     double *fct = NULL;
     size_t n = 0;
-    CU_ASSERT_TRUE_FATAL(metrics_csv_read_column(p, "fct_ns", &fct, &n, &e));
+    CU_ASSERT_TRUE_FATAL(results_csv_read_column(p, "fct_ns", &fct, &n, &e));
     CU_ASSERT_EQUAL(n, 64);
     g_free(p);
 
-    metrics_summary *s = metrics_summary_read_dir(dir, &e);
+    results_summary *s = results_summary_read_dir(dir, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     double v;
     /* summary.json's p99 is the nearest-rank p99 of transfers.csv. */
-    metrics_sort(fct, n);
-    CU_ASSERT_TRUE(metrics_summary_metric(s, "fct_p99_ns", &v));
-    CU_ASSERT_EQUAL(v, metrics_percentile(fct, n, 99));
-    CU_ASSERT_TRUE(metrics_summary_metric(s, "transfers", &v) && v == 64);   /* an integer */
-    CU_ASSERT_TRUE(metrics_summary_metric(s, "busbw_GBps", &v) && v == 75.25);
-    CU_ASSERT_FALSE(metrics_summary_metric(s, "no_such_metric", &v));
-    char *kmin = metrics_summary_scenario(s, "switch", "ecn_kmin");
+    stats_sort(fct, n);
+    CU_ASSERT_TRUE(results_summary_metric(s, "fct_p99_ns", &v));
+    CU_ASSERT_EQUAL(v, stats_percentile(fct, n, 99));
+    CU_ASSERT_TRUE(results_summary_metric(s, "transfers", &v) && v == 64);   /* an integer */
+    CU_ASSERT_TRUE(results_summary_metric(s, "busbw_GBps", &v) && v == 75.25);
+    CU_ASSERT_FALSE(results_summary_metric(s, "no_such_metric", &v));
+    char *kmin = results_summary_scenario(s, "switch", "ecn_kmin");
     CU_ASSERT_STRING_EQUAL(kmin, "100KB");
     g_free(kmin);
-    CU_ASSERT_PTR_NULL(metrics_summary_scenario(s, "switch", "nope"));
-    CU_ASSERT_PTR_NULL(metrics_summary_scenario(s, "nosection", "x"));
-    CU_ASSERT_EQUAL(metrics_summary_end_ns(s), FIXTURE_END_NS);
+    CU_ASSERT_PTR_NULL(results_summary_scenario(s, "switch", "nope"));
+    CU_ASSERT_PTR_NULL(results_summary_scenario(s, "nosection", "x"));
+    CU_ASSERT_EQUAL(results_summary_end_ns(s), FIXTURE_END_NS);
     CU_ASSERT_EQUAL(json_array_get_length(s->ports), FIXTURE_NQ);
     CU_ASSERT_EQUAL(json_array_get_length(s->warnings), 2);
-    metrics_summary_free(s);
+    results_summary_free(s);
     g_free(fct);
 
     /* Time series: the busiest queue is the incast port; its peak is max_queue_bytes. */
     p = g_build_filename(dir, "queues.csv", NULL);
-    GPtrArray *q = metrics_series_scan(p, METRICS_SERIES_QUEUES, &e);
+    GPtrArray *q = results_series_scan(p, RESULTS_SERIES_QUEUES, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(q);
     CU_ASSERT_EQUAL(q->len, FIXTURE_NQ);
-    metrics_series *top = g_ptr_array_index(q, 0);
+    results_series *top = g_ptr_array_index(q, 0);
     CU_ASSERT_STRING_EQUAL(top->key, "leaf0:1:3");
     CU_ASSERT_STRING_EQUAL(top->label, "leaf0 port 1 prio 3");
     CU_ASSERT_PTR_NULL(top->t);
     for (guint i = 1; i < q->len; i++)
-        CU_ASSERT_TRUE(((metrics_series *)g_ptr_array_index(q, i - 1))->vmax >=
-                       ((metrics_series *)g_ptr_array_index(q, i))->vmax);
+        CU_ASSERT_TRUE(((results_series *)g_ptr_array_index(q, i - 1))->vmax >=
+                       ((results_series *)g_ptr_array_index(q, i))->vmax);
     double vmax = top->vmax;
     guint64 samples = top->samples;
     g_ptr_array_set_size(q, 1);
-    CU_ASSERT_TRUE(metrics_series_load(p, METRICS_SERIES_QUEUES, q, &e));
+    CU_ASSERT_TRUE(results_series_load(p, RESULTS_SERIES_QUEUES, q, &e));
     CU_ASSERT_EQUAL(top->t->len, samples);
     CU_ASSERT_EQUAL(top->vmax, vmax);
     double m = 0;
@@ -310,10 +310,10 @@ static void test_series_hand(void)
     char *p = write_tmp(dir, "rates.csv", "t_ns,flow,rate_gbps\n0,1,10\n0,2,50\n4,2,0\n"
                                           "10,1,20\n30,1,0\n");
     GError *e = NULL;
-    GPtrArray *r = metrics_series_scan(p, METRICS_SERIES_RATES, &e);
+    GPtrArray *r = results_series_scan(p, RESULTS_SERIES_RATES, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_EQUAL_FATAL(r->len, 2);
-    metrics_series *a = g_ptr_array_index(r, 0), *b = g_ptr_array_index(r, 1);
+    results_series *a = g_ptr_array_index(r, 0), *b = g_ptr_array_index(r, 1);
     CU_ASSERT_STRING_EQUAL(a->key, "1");   /* busiest by area, although flow 2 peaks higher */
     CU_ASSERT_DOUBLE_EQUAL(a->area, 500, 1e-9);
     CU_ASSERT_EQUAL(a->vmax, 20);
@@ -326,7 +326,7 @@ static void test_series_hand(void)
 
     /* Time going backwards within a series is an error naming the line. */
     p = write_tmp(dir, "back.csv", "t_ns,flow,rate_gbps\n10,1,5\n5,1,6\n");
-    CU_ASSERT_PTR_NULL(metrics_series_scan(p, METRICS_SERIES_RATES, &e));
+    CU_ASSERT_PTR_NULL(results_series_scan(p, RESULTS_SERIES_RATES, &e));
     CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "back.csv:3: time 5 ns goes back"));
     g_clear_error(&e);
     g_free(p);
@@ -338,21 +338,21 @@ static void test_summary_errors(void)
 {
     char *dir = test_tmpdir();
     GError *e = NULL;
-    CU_ASSERT_PTR_NULL(metrics_summary_read_dir(dir, &e));
+    CU_ASSERT_PTR_NULL(results_summary_read_dir(dir, &e));
     CU_ASSERT_TRUE(g_error_matches(e, G_FILE_ERROR, G_FILE_ERROR_NOENT));
     CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "summary.json"));
     g_clear_error(&e);
 
     char *p = write_tmp(dir, "summary.json", "{\"metrics\": {\"drops\": 0,}\n");
-    CU_ASSERT_PTR_NULL(metrics_summary_read(p, &e));
-    CU_ASSERT_TRUE(g_error_matches(e, METRICS_ERROR, METRICS_ERROR_PARSE));
+    CU_ASSERT_PTR_NULL(results_summary_read(p, &e));
+    CU_ASSERT_TRUE(g_error_matches(e, RESULTS_ERROR, RESULTS_ERROR_PARSE));
     CU_ASSERT_PTR_NOT_NULL(e && g_str_has_prefix(e->message, p));
     g_clear_error(&e);
     g_free(p);
 
     p = write_tmp(dir, "summary.json", "{\"metrics\": [1, 2]}");
-    CU_ASSERT_PTR_NULL(metrics_summary_read(p, &e));
-    CU_ASSERT_TRUE(g_error_matches(e, METRICS_ERROR, METRICS_ERROR_FORMAT));
+    CU_ASSERT_PTR_NULL(results_summary_read(p, &e));
+    CU_ASSERT_TRUE(g_error_matches(e, RESULTS_ERROR, RESULTS_ERROR_FORMAT));
     char *want = g_strdup_printf("%s: 'metrics' is an array, expected an object", p);
     CU_ASSERT_STRING_EQUAL(e ? e->message : "", want);
     g_free(want);
@@ -360,7 +360,7 @@ static void test_summary_errors(void)
     g_free(p);
 
     p = write_tmp(dir, "summary.json", "[]");
-    CU_ASSERT_PTR_NULL(metrics_summary_read(p, &e));
+    CU_ASSERT_PTR_NULL(results_summary_read(p, &e));
     CU_ASSERT_PTR_NOT_NULL(e && strstr(e->message, "expected an object"));
     g_clear_error(&e);
     g_free(p);

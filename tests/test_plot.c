@@ -375,7 +375,7 @@ static void test_decimation_keeps_peaks(void)
 {
     /* 100k samples of a square wave with one spike: decimated output is much shorter and
      * still holds the spike and the extremes. */
-    metrics_series s = { .key = "k", .label = "k" };
+    results_series s = { .key = "k", .label = "k" };
     s.t = g_array_new(FALSE, FALSE, sizeof(double));
     s.v = g_array_new(FALSE, FALSE, sizeof(double));
     for (int i = 0; i < 100000; i++) {

@@ -5,7 +5,7 @@
 #include "analysis/metrics.h"
 #include <glib/gstdio.h>
 #include <sys/file.h>
-#include "sim/results.h"
+#include "results/folder.h"
 #include "models/scenario.h"
 
 G_DEFINE_QUARK(rocesim-sweep-error, sweep_error)

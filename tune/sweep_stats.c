@@ -26,8 +26,8 @@ double sweep_config_quantile(const struct sweep *s, guint c, const char *metric,
     }
     double x = NAN;
     if (n) {
-        metrics_sort(v, n);
-        x = metrics_percentile(v, n, q);
+        stats_sort(v, n);
+        x = stats_percentile(v, n, q);
     }
     g_free(v);
     return x;

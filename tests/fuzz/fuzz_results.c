@@ -13,9 +13,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *dir = fuzz_tree("res", data, size);
     GError *err = NULL;
-    metrics_summary *s = metrics_summary_read_dir(dir, &err);
+    results_summary *s = results_summary_read_dir(dir, &err);
     if (s) {
-        metrics_summary_free(s);
+        results_summary_free(s);
         if (!report_write(dir, &err))
             g_clear_error(&err);
     } else {

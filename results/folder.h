@@ -22,6 +22,8 @@ gboolean results_check_target(const char *final_dir, GError **err);
 gboolean results_begin(struct results_dir *r, const char *final_dir, GError **err);
 /* Opens DIR/name for writing with a large buffer; NULL and *err on failure. */
 FILE *results_open(const struct results_dir *r, const char *name, GError **err);
+/* The same for a gzip file (name ends in .gz): what is written is compressed. */
+FILE *results_open_gz(const struct results_dir *r, const char *name, GError **err);
 gboolean results_close(FILE *f, const char *name, GError **err);
 /* Moves the finished folder into place (replacing an older results folder, never anything else). */
 gboolean results_commit(struct results_dir *r, GError **err);

@@ -1,4 +1,5 @@
-#include "sim/results.h"
+#include "results/folder.h"
+#include "results/gz.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <string.h>
@@ -112,6 +113,18 @@ FILE *results_open(const struct results_dir *r, const char *name, GError **err)
     }
     g_free(p);
     setvbuf(f, NULL, _IOFBF, 1 << 20);
+    return f;
+}
+
+FILE *results_open_gz(const struct results_dir *r, const char *name, GError **err)
+{
+    char *p = g_build_filename(r->tmp, name, NULL);
+    FILE *f = gz_fopen(p, "w");
+    if (!f)
+        g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot write %s: %s", p, g_strerror(errno));
+    else
+        setvbuf(f, NULL, _IOFBF, 1 << 16);
+    g_free(p);
     return f;
 }
 

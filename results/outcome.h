@@ -5,13 +5,14 @@
  * collectives.csv job,op,algorithm,ranks,bytes,iteration,start_ns,end_ns,time_us,algbw_GBps,
  *                 busbw_GBps (nccl-tests definitions: algbw = bytes / time in 1e9 B/s,
  *                 busbw = algbw x the operation's factor)
- * Percentiles are nearest-rank. */
+ * Percentiles are nearest-rank (results/stats.h). */
 #ifndef ROCESIM_OUTCOME_H
 #define ROCESIM_OUTCOME_H
 #include <json-glib/json-glib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include "models/schedule.h"
+#include "results/stats.h"
 
 enum outcome_state { OUTCOME_PENDING = 0, OUTCOME_POSTED, OUTCOME_DONE };
 
@@ -45,7 +46,9 @@ struct run_figures {
     uint64_t nxfers, done, bytes;
     uint64_t fct_p50, fct_p99, fct_max, completion;
     double sd_p50, sd_p99, sd_max;
-    double wall_s;
+    double wall_s;                   /* the engine's run (sampling included) */
+    double output_s;                 /* writing results: sampling ticks, rows, summary.json */
+    double output_share;             /* output_s / (wall_s + the writing after the run) */
     uint64_t peak_rss;
     simtime_t end;
     GPtrArray *warnings;
@@ -74,8 +77,6 @@ void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfe
 /* collectives.csv: time from an iteration's begin marker to its end marker. Fills fig->colls. */
 void outcome_write_collectives(FILE *f, const struct schedule *s, const struct xfer_outcome *o,
                                struct run_figures *fig);
-/* nccl-tests' bus bandwidth factor of op over n ranks (models.md 7.3). */
-double outcome_busbw_factor(const char *op, uint32_t n);
 void outcome_job_figures(const struct schedule *s, const struct run_figures *fig, uint32_t job,
                          struct job_figures *jf);
 /* The nccl-tests style table of every job's collectives, on stdout. */
@@ -89,11 +90,8 @@ void outcome_json_jobs(JsonBuilder *b, const struct schedule *s, const struct ru
  * compare: e.g. jobs.ar.time_p99_us, jobs.incast.completion_ns); inside "metrics". */
 void outcome_json_job_metrics(JsonBuilder *b, const struct schedule *s, const struct run_figures *fig);
 void outcome_json_int(JsonBuilder *b, const char *k, uint64_t v);
+void outcome_json_str(JsonBuilder *b, const char *k, const char *v);
 void outcome_json_dbl(JsonBuilder *b, const char *k, double v);
-int outcome_cmp_u64(const void *a, const void *b);
-int outcome_cmp_dbl(const void *a, const void *b);
-uint64_t outcome_pct_u64(const uint64_t *v, size_t n, double p);
-double outcome_pct_dbl(const double *v, size_t n, double p);
 /* The builder's document as pretty-printed JSON (summary.json's layout); consumes b. */
 char *outcome_json_text(JsonBuilder *b);
 /* Frees fig's collectives and warnings. */

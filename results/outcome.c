@@ -2,41 +2,17 @@
  * nccl-tests style table and the transfer, collective and job parts of summary.json. One
  * place for `rocesim run` and `rocesim replay`, so the simulation and the lab write the same
  * columns with the same statistics. */
-#include "analysis/outcome.h"
+#include "results/outcome.h"
+#include "results/format.h"
+#include "results/stats.h"
 #include <math.h>
 #include <string.h>
-
-int outcome_cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-int outcome_cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-/* Nearest-rank percentile of sorted values. */
-uint64_t outcome_pct_u64(const uint64_t *v, size_t n, double p)
-{
-    if (!n)
-        return 0;
-    size_t r = (size_t)ceil(p / 100.0 * (double)n);
-    return v[r ? r - 1 : 0];
-}
-double outcome_pct_dbl(const double *v, size_t n, double p)
-{
-    if (!n)
-        return 0;
-    size_t r = (size_t)ceil(p / 100.0 * (double)n);
-    return v[r ? r - 1 : 0];
-}
 
 void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfer_outcome *o,
                              outcome_ideal_fn ideal_fn, const void *ctx, struct run_figures *fig)
 {
     const uint32_t nxfers = schedule_count(s);
-    fprintf(f, "id,src,dst,bytes,prio,start_ns,end_ns,fct_ns,ideal_ns,slowdown\n");
+    fputs(RESULTS_TRANSFERS_HEADER "\n", f);
     uint64_t *fct = g_new(uint64_t, nxfers + 1);
     double *sd = g_new(double, nxfers + 1);
     size_t k = 0;
@@ -90,27 +66,16 @@ void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfe
                 i, t->src, t->dst, t->bytes, t->prio, x->start / PS_PER_NS, x->end / PS_PER_NS, fct_ps / PS_PER_NS,
                 ideal / PS_PER_NS, slow);
     }
-    qsort(fct, k, sizeof *fct, outcome_cmp_u64);
-    qsort(sd, k, sizeof *sd, outcome_cmp_dbl);
-    fig->fct_p50 = outcome_pct_u64(fct, k, 50);
-    fig->fct_p99 = outcome_pct_u64(fct, k, 99);
+    qsort(fct, k, sizeof *fct, stats_cmp_u64);
+    qsort(sd, k, sizeof *sd, stats_cmp_dbl);
+    fig->fct_p50 = stats_percentile_u64(fct, k, 50);
+    fig->fct_p99 = stats_percentile_u64(fct, k, 99);
     fig->fct_max = k ? fct[k - 1] : 0;
-    fig->sd_p50 = outcome_pct_dbl(sd, k, 50);
-    fig->sd_p99 = outcome_pct_dbl(sd, k, 99);
+    fig->sd_p50 = k ? stats_percentile(sd, k, 50) : 0;
+    fig->sd_p99 = k ? stats_percentile(sd, k, 99) : 0;
     fig->sd_max = k ? sd[k - 1] : 0;
     g_free(fct);
     g_free(sd);
-}
-
-/* nccl-tests' bus bandwidth factor (models.md 7.3). */
-double outcome_busbw_factor(const char *op, uint32_t n)
-{
-    double dn = n;
-    if (!strcmp(op, "allreduce"))
-        return 2 * (dn - 1) / dn;
-    if (!strcmp(op, "allgather") || !strcmp(op, "reducescatter") || !strcmp(op, "alltoall"))
-        return (dn - 1) / dn;
-    return 1; /* broadcast, reduce, sendrecv */
 }
 
 /* collectives.csv: time from the iteration's begin marker (after the compute phase) to its
@@ -118,7 +83,7 @@ double outcome_busbw_factor(const char *op, uint32_t n)
 void outcome_write_collectives(FILE *f, const struct schedule *s, const struct xfer_outcome *o,
                                struct run_figures *fig)
 {
-    fprintf(f, "job,op,algorithm,ranks,bytes,iteration,start_ns,end_ns,time_us,algbw_GBps,busbw_GBps\n");
+    fputs(RESULTS_COLLECTIVES_HEADER "\n", f);
     fig->ncolls = s->colls->len;
     fig->colls = g_new0(struct coll_result, fig->ncolls ? fig->ncolls : 1);
     for (uint32_t i = 0; i < s->colls->len; i++) {
@@ -139,8 +104,8 @@ void outcome_write_collectives(FILE *f, const struct schedule *s, const struct x
         r->start = b->end;
         r->end = e->end;
         r->time_us = (double)(r->end - r->start) / PS_PER_US;
-        r->algbw = r->time_us > 0 ? (double)c->bytes / (r->time_us * 1e3) : 0;
-        r->busbw = r->algbw * outcome_busbw_factor(j->op, j->ranks);
+        r->algbw = r->time_us > 0 ? stats_algbw_GBps((double)c->bytes, r->time_us * 1e3) : 0;
+        r->busbw = r->algbw * stats_busbw_factor(j->op, j->ranks);
         fprintf(f, "%s,%s,%s,%u,%" G_GUINT64_FORMAT ",%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.3f,%.3f,%.3f\n",
                 j->name, j->op, j->algorithm, j->ranks, c->bytes, c->iteration, r->start / PS_PER_NS, r->end / PS_PER_NS,
                 r->time_us, r->algbw, r->busbw);
@@ -156,15 +121,15 @@ void outcome_job_figures(const struct schedule *s, const struct run_figures *fig
         struct job_xfers *jx = &fig->jobs[job];
         jf->transfers = jx->n;
         jf->completed = jx->done;
-        g_array_sort(jx->fct_ns, outcome_cmp_u64);
-        g_array_sort(jx->slowdown, outcome_cmp_dbl);
+        g_array_sort(jx->fct_ns, stats_cmp_u64);
+        g_array_sort(jx->slowdown, stats_cmp_dbl);
         guint n = jx->fct_ns->len;
         if (n) {
             const uint64_t *f = (const uint64_t *)jx->fct_ns->data;
-            jf->fct_p50 = outcome_pct_u64(f, n, 50);
-            jf->fct_p99 = outcome_pct_u64(f, n, 99);
+            jf->fct_p50 = stats_percentile_u64(f, n, 50);
+            jf->fct_p99 = stats_percentile_u64(f, n, 99);
             jf->fct_max = f[n - 1];
-            jf->sd_p99 = outcome_pct_dbl((const double *)jx->slowdown->data, n, 99);
+            jf->sd_p99 = stats_percentile((const double *)jx->slowdown->data, n, 99);
         }
         /* only a job whose every transfer finished has a completion time */
         if (jx->n && jx->done == jx->n && jx->last_end >= jx->first_start)
@@ -190,11 +155,11 @@ void outcome_job_figures(const struct schedule *s, const struct run_figures *fig
         if (r->end > last)
             last = r->end;
     }
-    qsort(t, k, sizeof *t, outcome_cmp_dbl);
+    qsort(t, k, sizeof *t, stats_cmp_dbl);
     jf->iterations = k;
     if (k) {
-        jf->p50_us = outcome_pct_dbl(t, k, 50);
-        jf->p99_us = outcome_pct_dbl(t, k, 99);
+        jf->p50_us = stats_percentile(t, k, 50);
+        jf->p99_us = stats_percentile(t, k, 99);
         jf->busbw = bus / k;
         jf->comm_fraction = last > first ? comm / ((double)(last - first) / PS_PER_US) : 1;
     }
@@ -236,6 +201,11 @@ void outcome_json_int(JsonBuilder *b, const char *k, uint64_t v)
     json_builder_set_member_name(b, k);
     json_builder_add_int_value(b, (gint64)v);
 }
+void outcome_json_str(JsonBuilder *b, const char *k, const char *v)
+{
+    json_builder_set_member_name(b, k);
+    json_builder_add_string_value(b, v);
+}
 void outcome_json_dbl(JsonBuilder *b, const char *k, double v)
 {
     json_builder_set_member_name(b, k);
@@ -268,10 +238,10 @@ void outcome_json_collective_metrics(JsonBuilder *b, const struct run_figures *f
             t[k++] = fig->colls[i].time_us;
             bus += fig->colls[i].busbw;
         }
-    qsort(t, k, sizeof *t, outcome_cmp_dbl);
+    qsort(t, k, sizeof *t, stats_cmp_dbl);
     if (k) {
-        outcome_json_dbl(b, "collective_time_p50_us", outcome_pct_dbl(t, k, 50));
-        outcome_json_dbl(b, "collective_time_p99_us", outcome_pct_dbl(t, k, 99));
+        outcome_json_dbl(b, "collective_time_p50_us", stats_percentile(t, k, 50));
+        outcome_json_dbl(b, "collective_time_p99_us", stats_percentile(t, k, 99));
         outcome_json_dbl(b, "busbw_GBps", bus / k);
     }
     outcome_json_int(b, "collectives_completed", k);
@@ -287,12 +257,9 @@ void outcome_json_jobs(JsonBuilder *b, const struct schedule *s, const struct ru
         struct job_figures jf;
         outcome_job_figures(s, fig, j, &jf);
         json_builder_begin_object(b);
-        json_builder_set_member_name(b, "job");
-        json_builder_add_string_value(b, job->name);
-        json_builder_set_member_name(b, "op");
-        json_builder_add_string_value(b, job->op);
-        json_builder_set_member_name(b, "algorithm");
-        json_builder_add_string_value(b, job->algorithm);
+        outcome_json_str(b, "job", job->name);
+        outcome_json_str(b, "op", job->op);
+        outcome_json_str(b, "algorithm", job->algorithm);
         outcome_json_int(b, "ranks", job->ranks);
         if (jf.transfers) {
             outcome_json_int(b, "transfers", jf.transfers);

@@ -12,7 +12,7 @@ struct pfc_interval {
     uint64_t from_ns, to_ns;
 };
 
-/* Calls fn for every "resume" row of path naming a known node and port, in file order;
+/* Calls fn for every "resume" row of path (or path.gz) naming a known node and port, in file order;
  * other rows, and a missing or unreadable file (no pauses), are passed over. */
 void pfc_csv_each_interval(const struct topology *t, const char *path,
                            void (*fn)(void *ctx, const struct pfc_interval *iv), void *ctx);

@@ -1,0 +1,109 @@
+/* Percentiles, CDFs and collective bandwidths (see stats.h). */
+#include "results/stats.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- statistics -------------------------------------------------------------------------- */
+
+void stats_sort(double *v, size_t n)
+{
+    if (n > 1)
+        qsort(v, n, sizeof *v, stats_cmp_dbl);
+}
+
+/* The 1-based nearest rank of percentile p among n > 0 values. p*n/100 is often an integer
+ * that floating point lands just above (99.9 * 1000); the tolerance keeps such ranks exact
+ * instead of rounding up one rank too far. */
+static size_t nearest_rank(size_t n, double p)
+{
+    if (p <= 0)
+        return 1;
+    if (p >= 100)
+        return n;
+    double x = p * (double)n / 100.0;
+    double r = ceil(x - 1e-9 * fmax(1.0, x));
+    size_t rank = r < 1 ? 1 : (size_t)r;
+    return rank > n ? n : rank;
+}
+
+double stats_percentile(const double *sorted, size_t n, double p)
+{
+    return n ? sorted[nearest_rank(n, p) - 1] : NAN;
+}
+
+uint64_t stats_percentile_u64(const uint64_t *sorted, size_t n, double p)
+{
+    return n ? sorted[nearest_rank(n, p) - 1] : 0;
+}
+
+int stats_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int stats_cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double stats_mean(const double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += v[i];
+    return s / (double)n;
+}
+
+GArray *stats_cdf(const double *sorted, size_t n, size_t max_points)
+{
+    GArray *a = g_array_new(FALSE, FALSE, sizeof(stats_point));
+    if (n == 0)
+        return a;
+    if (max_points < 2)
+        max_points = 2;
+    if (n <= max_points) {
+        for (size_t i = 0; i < n; i++) {
+            stats_point p = { sorted[i], (double)(i + 1) / (double)n };
+            g_array_append_val(a, p);
+        }
+        return a;
+    }
+    /* Evenly spaced ranks from 1 to n, first and last included. */
+    size_t prev = 0;
+    for (size_t j = 0; j < max_points; j++) {
+        size_t rank = 1 + (size_t)((double)j * (double)(n - 1) / (double)(max_points - 1) + 0.5);
+        if (rank <= prev)
+            continue;
+        prev = rank;
+        stats_point p = { sorted[rank - 1], (double)rank / (double)n };
+        g_array_append_val(a, p);
+    }
+    return a;
+}
+
+double stats_busbw_factor(const char *op, unsigned ranks)
+{
+    if (!op || ranks == 0)
+        return NAN;
+    double n = ranks;
+    if (!g_ascii_strcasecmp(op, "allreduce") || !g_ascii_strcasecmp(op, "all_reduce"))
+        return 2.0 * (n - 1) / n;
+    if (!g_ascii_strcasecmp(op, "allgather") || !g_ascii_strcasecmp(op, "all_gather") ||
+        !g_ascii_strcasecmp(op, "reducescatter") || !g_ascii_strcasecmp(op, "reduce_scatter") ||
+        !g_ascii_strcasecmp(op, "alltoall") || !g_ascii_strcasecmp(op, "all_to_all"))
+        return (n - 1) / n;
+    if (!g_ascii_strcasecmp(op, "broadcast") || !g_ascii_strcasecmp(op, "reduce") ||
+        !g_ascii_strcasecmp(op, "sendrecv"))
+        return 1.0;
+    return NAN;
+}
+
+double stats_algbw_GBps(double bytes, double time_ns)
+{
+    return time_ns > 0 ? bytes / time_ns : NAN;
+}

@@ -1,0 +1,131 @@
+/* The simulated run's summary.json (see summary_run.h). */
+#include "results/summary_run.h"
+#include "results/counters.h"
+#include "results/summary.h"
+
+uint64_t results_port_p99(const struct port_rt *p)
+{
+    if (!p->hist)
+        return 0;
+    simtime_t total = 0;
+    for (int b = 0; b < QHIST_BINS; b++)
+        total += p->hist->weight[b];
+    if (!total)
+        return 0;
+    simtime_t acc = 0;
+    for (int b = 0; b < QHIST_BINS; b++) {
+        acc += p->hist->weight[b];
+        if ((double)acc >= 0.99 * (double)total) {
+            /* the bin's upper edge, but never above the largest depth actually seen */
+            uint64_t up = qhist_bin_upper((unsigned)b);
+            return up < p->max_q ? up : p->max_q;
+        }
+    }
+    return 0;
+}
+
+gboolean summary_write_run(const struct results_dir *rd, const struct net *n, const struct run_figures *fig,
+                             simtime_t end, GError **err)
+{
+    const struct scenario *sc = n->sc;
+    JsonBuilder *b = summary_begin();
+    summary_scenario(b, sc->expanded);
+
+    /* per-port figures for switch ports that carried traffic */
+    uint64_t max_q = 0, p99_q = 0;
+    double max_paused_fraction = 0;
+    double secs = (double)end / PS_PER_S;
+    json_builder_set_member_name(b, "ports");
+    json_builder_begin_array(b);
+    for (uint32_t i = 0; i < n->topo->nports; i++) {
+        const struct port_rt *p = &n->ports[i];
+        if (p->is_host || p->tx_packets == 0)
+            continue;
+        uint64_t p99 = results_port_p99(p);
+        uint64_t drops = 0;
+        for (int q = 0; q < NPRIO; q++)
+            drops += p->drops[q];
+        if (p->max_q > max_q)
+            max_q = p->max_q;
+        if (p99 > p99_q)
+            p99_q = p99;
+        json_builder_begin_object(b);
+        outcome_json_str(b, "node", n->topo->nodes[p->node].name);
+        outcome_json_int(b, "port", p->local);
+        outcome_json_str(b, "peer", n->topo->nodes[n->ports[p->peer].node].name);
+        outcome_json_int(b, "max_queue_bytes", p->max_q);
+        outcome_json_int(b, "p99_queue_bytes", p99);
+        outcome_json_int(b, "tx_bytes", p->tx_bytes);
+        outcome_json_dbl(b, "utilisation", secs > 0 ? (double)p->tx_wire_bytes * 8 / ((double)p->rate * secs) : 0);
+        outcome_json_int(b, "ecn_marked", p->ecn_marked);
+        outcome_json_int(b, "drops", drops);
+        simtime_t paused = 0;
+        uint64_t pauses = 0;
+        for (int q = 0; q < NPRIO; q++) {
+            if (p->rx_pause_dur[q] > paused)
+                paused = p->rx_pause_dur[q];
+            pauses += p->rx_pause[q];
+        }
+        double pf = end ? (double)paused / (double)end : 0;
+        if (pf > max_paused_fraction)
+            max_paused_fraction = pf;
+        outcome_json_int(b, "pause_frames_received", pauses);
+        outcome_json_dbl(b, "paused_fraction", pf);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    /* host ports can be paused too (by their leaf) */
+    for (uint32_t i = 0; i < n->topo->nports; i++) {
+        const struct port_rt *p = &n->ports[i];
+        for (int q = 0; q < NPRIO; q++)
+            if (end && (double)p->rx_pause_dur[q] / (double)end > max_paused_fraction)
+                max_paused_fraction = (double)p->rx_pause_dur[q] / (double)end;
+    }
+
+    json_builder_set_member_name(b, "metrics");
+    json_builder_begin_object(b);
+    outcome_json_transfer_metrics(b, fig);
+    outcome_json_int(b, "drops", n->st.drops);
+    outcome_json_int(b, "drops_lossless", n->st.drops_lossless);
+    outcome_json_int(b, "ecn_marked", n->st.ecn_marked);
+    outcome_json_int(b, "cnp_sent", n->st.cnp_sent);
+    outcome_json_int(b, "cnp_handled", n->st.cnp_handled);
+    outcome_json_int(b, "retransmitted_packets", n->st.retransmitted_packets);
+    outcome_json_int(b, "timeouts", n->st.timeouts);
+    outcome_json_int(b, "max_queue_bytes", max_q);
+    outcome_json_int(b, "p99_queue_bytes", p99_q);
+    outcome_json_collective_metrics(b, fig);
+    outcome_json_int(b, "pause_frames", n->st.pause_frames);
+    outcome_json_int(b, "paused_ns", n->st.paused_ps / PS_PER_NS);
+    /* the worst link's share of the run paused (one priority); paused_fraction is the old name */
+    outcome_json_dbl(b, "worst_link_paused_fraction", max_paused_fraction);
+    outcome_json_dbl(b, "paused_fraction", max_paused_fraction);
+    outcome_json_int(b, "pfc_watchdog_storms", n->st.wd_storms);
+    outcome_json_int(b, "deadlock", n->deadlocked ? 1 : 0);
+    for (int q = 0; q < NPRIO; q++)
+        if (n->st.drops_prio[q] || (sc->lossless_mask & (1u << q))) {
+            char k[32];
+            outcome_json_int(b, results_prio_counter_name(RC_DROPS, q, k, sizeof k), n->st.drops_prio[q]);
+        }
+    outcome_json_job_metrics(b, n->sched, fig);
+    json_builder_end_object(b);
+
+    outcome_json_jobs(b, n->sched, fig);
+
+    summary_warnings(b, fig->warnings);
+
+    json_builder_set_member_name(b, "engine");
+    json_builder_begin_object(b);
+    outcome_json_int(b, "events", n->eng.events);
+    outcome_json_dbl(b, "events_per_s", fig->wall_s > 0 ? (double)n->eng.events / fig->wall_s : 0);
+    outcome_json_int(b, "packet_hops", n->st.packet_hops);
+    outcome_json_dbl(b, "packet_hops_per_s", fig->wall_s > 0 ? (double)n->st.packet_hops / fig->wall_s : 0);
+    outcome_json_int(b, "sim_time_ns", end / PS_PER_NS);
+    outcome_json_dbl(b, "wall_s", fig->wall_s);
+    outcome_json_int(b, "peak_rss_bytes", fig->peak_rss);
+    outcome_json_dbl(b, "output_s", fig->output_s);
+    outcome_json_dbl(b, "output_share", fig->output_share);
+    json_builder_end_object(b);
+    return summary_write(rd->tmp, b, err);
+}
+
