@@ -729,10 +729,14 @@ static int fig_pfc_pauses(plot_ctx *c, const char *name, char **why, GError **er
         const char *node = results_csv_field(csv, idx[1]);
         const char *ev = results_csv_field(csv, idx[4]);
         gboolean pause = !strcmp(ev, "pause"), resume = !strcmp(ev, "resume");
+        /* the watchdog's rows (models/pfc.c) mark when it stopped honouring a storm and when
+         * it restored PFC: the storm's own "resume" row, which follows, ends the pause */
+        if (!strcmp(ev, "watchdog-storm") || !strcmp(ev, "watchdog-restore"))
+            continue;
         if (!pause && !resume) {
             g_set_error(err, RESULTS_ERROR, RESULTS_ERROR_PARSE,
-                        "%s:%" G_GUINT64_FORMAT ": column 'event': '%s', expected 'pause' or "
-                        "'resume'", results_csv_path(csv), results_csv_line(csv), ev);
+                        "%s:%" G_GUINT64_FORMAT ": column 'event': '%s', expected 'pause', 'resume', "
+                        "'watchdog-storm' or 'watchdog-restore'", results_csv_path(csv), results_csv_line(csv), ev);
             r = -1;
             break;
         }

@@ -181,6 +181,35 @@ static void test_missing_inputs_skipped(void)
     g_free(dir);
 }
 
+/* The PFC watchdog's rows (models/pfc.c): at a storm it logs watchdog-storm and then the
+ * queue's resume, later watchdog-restore. The pause runs from the pause row to the resume
+ * row, 40000 to 52000 ns, and the watchdog's rows neither end nor start one. */
+static void test_watchdog_rows(void)
+{
+    CU_ASSERT_TRUE_FATAL(have_gnuplot());
+    char *dir = fixture_tmp(NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    char *p = g_build_filename(dir, "pfc.csv", NULL);
+    g_file_set_contents(p, "t_ns,node,port,prio,event,duration_ns\n40000,spine0,0,3,pause,0\n"
+                           "52000,spine0,0,3,watchdog-storm,12000\n52000,spine0,0,3,resume,12000\n"
+                           "252000,spine0,0,3,watchdog-restore,0\n", -1, NULL);
+    GError *e = NULL;
+    gboolean ok = plot_results(dir, &e);
+    if (!ok)
+        printf("\n  plot_results: %s", e->message);
+    CU_ASSERT_TRUE(ok);
+    g_clear_error(&e);
+    char *plots = g_build_filename(dir, "plots", NULL);
+    CU_ASSERT_TRUE(figure_ok(plots, "pfc_pauses"));
+    char *dat = read_text(plots, "pfc_pauses.dat");
+    CU_ASSERT_PTR_NOT_NULL(dat && strstr(dat, "40000 52000 "));
+    g_free(dat);
+    g_free(plots);
+    g_free(p);
+    test_rmtree(dir);
+    g_free(dir);
+}
+
 static void test_bad_input_reported(void)
 {
     CU_ASSERT_TRUE_FATAL(have_gnuplot());
@@ -519,6 +548,7 @@ static CU_TestInfo tests[] = {
     { "ECN/CNP counts land in their own sampling interval", test_counter_intervals },
     { "every figure drawn as PNG and SVG", test_all_figures },
     { "missing or empty inputs are skipped", test_missing_inputs_skipped },
+    { "PFC watchdog rows: the pause ends at its resume", test_watchdog_rows },
     { "a malformed CSV is reported with file and line", test_bad_input_reported },
     { "without gnuplot: clear message, scripts kept", test_without_gnuplot },
     { "report.html content and browser check", test_report },
