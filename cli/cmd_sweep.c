@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "tune/sweep_stats.h"
 #include "cli/commands.h"
+#include "results/csv.h"
 #include "tune/sweep.h"
 
 struct opts {
@@ -787,14 +788,14 @@ static gboolean write_tune_csv(const struct tuner *t, GError **err)
     GPtrArray *metrics = sweep_metric_names(s);
     GString *g = g_string_new("run,phase,");
     for (guint d = 0; d < s->dims->len; d++) {
-        sweep_csv_field(g, ((struct sweep_dim *)g_ptr_array_index(s->dims, d))->key);
+        results_csv_quote(g, ((struct sweep_dim *)g_ptr_array_index(s->dims, d))->key);
         g_string_append_c(g, ',');
     }
     g_string_append(g, reps ? "replicates,status,feasible,objective,objective_mean,objective_sd,objective_ci95,violated"
                             : "status,feasible,objective,violated");
     for (guint m = 0; m < metrics->len; m++) {
         g_string_append_c(g, ',');
-        sweep_csv_field(g, g_ptr_array_index(metrics, m));
+        results_csv_quote(g, g_ptr_array_index(metrics, m));
     }
     g_string_append_c(g, '\n');
     for (guint i = 0; i < t->order->len; i++) {
@@ -803,7 +804,7 @@ static gboolean write_tune_csv(const struct tuner *t, GError **err)
         g_string_append_printf(g, "%u,%s,", i + 1, g_array_index(t->phase, int, i) ? "refine" : "coarse");
         for (guint d = 0; d < s->dims->len; d++) {
             const struct sweep_dim *dim = g_ptr_array_index(s->dims, d);
-            sweep_csv_field(g, g_ptr_array_index(dim->values, p->idx[d]));
+            results_csv_quote(g, g_ptr_array_index(dim->values, p->idx[d]));
             g_string_append_c(g, ',');
         }
         double obj = 0;
@@ -824,16 +825,16 @@ static gboolean write_tune_csv(const struct tuner *t, GError **err)
         } else {
             const char *ot = p->metrics ? g_hash_table_lookup(p->metrics, t->objective) : NULL;
             if (ot)
-                sweep_csv_field(g, ot);
+                results_csv_quote(g, ot);
         }
         g_string_append_c(g, ',');
-        sweep_csv_field(g, which->str);
+        results_csv_quote(g, which->str);
         g_string_free(which, TRUE);
         for (guint m = 0; m < metrics->len; m++) {
             g_string_append_c(g, ',');
             char *mv = config_metric_text(s, c, g_ptr_array_index(metrics, m));
             if (mv)
-                sweep_csv_field(g, mv);
+                results_csv_quote(g, mv);
             g_free(mv);
         }
         g_string_append_c(g, '\n');

@@ -5,6 +5,7 @@
 #include "analysis/metrics.h"
 #include <glib/gstdio.h>
 #include <sys/file.h>
+#include "results/csv.h"
 #include "results/folder.h"
 #include "models/scenario.h"
 
@@ -428,21 +429,6 @@ const char *sweep_state_text(const struct sweep_point *p)
     }
 }
 
-void sweep_csv_field(GString *g, const char *text)
-{
-    if (!strpbrk(text, ",\"\n\r")) {
-        g_string_append(g, text);
-        return;
-    }
-    g_string_append_c(g, '"');
-    for (const char *p = text; *p; p++) {
-        if (*p == '"')
-            g_string_append_c(g, '"');
-        g_string_append_c(g, *p);
-    }
-    g_string_append_c(g, '"');
-}
-
 gboolean sweep_write_file(const char *path, const GString *text, GError **err)
 {
     GError *e = NULL;
@@ -459,13 +445,13 @@ gboolean sweep_write_csv(struct sweep *s, const char *file, GError **err)
     GPtrArray *metrics = sweep_metric_names(s);
     GString *g = g_string_new(NULL);
     for (guint d = 0; d < s->dims->len; d++) {
-        sweep_csv_field(g, ((struct sweep_dim *)g_ptr_array_index(s->dims, d))->key);
+        results_csv_quote(g, ((struct sweep_dim *)g_ptr_array_index(s->dims, d))->key);
         g_string_append_c(g, ',');
     }
     if (s->replicates > 1)
         g_string_append(g, "scenario.seed,");
     for (guint m = 0; m < metrics->len; m++) {
-        sweep_csv_field(g, g_ptr_array_index(metrics, m));
+        results_csv_quote(g, g_ptr_array_index(metrics, m));
         g_string_append_c(g, ',');
     }
     g_string_append(g, "status\n");
@@ -473,7 +459,7 @@ gboolean sweep_write_csv(struct sweep *s, const char *file, GError **err)
         const struct sweep_point *p = g_ptr_array_index(s->points, i);
         for (guint d = 0; d < s->dims->len; d++) {
             const struct sweep_dim *dim = g_ptr_array_index(s->dims, d);
-            sweep_csv_field(g, g_ptr_array_index(dim->values, p->idx[d]));
+            results_csv_quote(g, g_ptr_array_index(dim->values, p->idx[d]));
             g_string_append_c(g, ',');
         }
         if (s->replicates > 1)
@@ -483,7 +469,7 @@ gboolean sweep_write_csv(struct sweep *s, const char *file, GError **err)
                                                                                     g_ptr_array_index(metrics, m))
                                                               : NULL;
             if (v)
-                sweep_csv_field(g, v);
+                results_csv_quote(g, v);
             g_string_append_c(g, ',');
         }
         g_string_append_printf(g, "%s\n", sweep_state_text(p));

@@ -223,8 +223,6 @@ gboolean sweep_point_metric(const struct sweep_point *p, const char *name, doubl
 gboolean sweep_point_deadlocked(const struct sweep_point *p);
 /* "ok", "deadlock", "failed", "invalid" or "not run": the status column of sweep.csv. */
 const char *sweep_state_text(const struct sweep_point *p);
-/* Appends a CSV field, quoted when it holds a comma, quote or newline. */
-void sweep_csv_field(GString *g, const char *text);
 /* Writes DIR/FILE: the varied keys (with replicates, then the seed), the union of metrics,
  * status; one row per point (run) in grid order. Written to a temporary file and renamed.
  * Without replicates this is sweep.csv; with them sweep-runs.csv. */

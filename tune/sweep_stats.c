@@ -1,4 +1,5 @@
 #include "tune/sweep_stats.h"
+#include "results/csv.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -85,18 +86,18 @@ gboolean sweep_write_config_csv(struct sweep *s, GError **err)
     GPtrArray *metrics = sweep_metric_names(s);
     GString *g = g_string_new(NULL);
     for (guint d = 0; d < s->dims->len; d++) {
-        sweep_csv_field(g, ((struct sweep_dim *)g_ptr_array_index(s->dims, d))->key);
+        results_csv_quote(g, ((struct sweep_dim *)g_ptr_array_index(s->dims, d))->key);
         g_string_append_c(g, ',');
     }
     g_string_append(g, "replicates,");
     for (guint m = 0; m < metrics->len; m++) {
         const char *name = g_ptr_array_index(metrics, m);
         char *sd = g_strconcat(name, "_sd", NULL), *ci = g_strconcat(name, "_ci95", NULL);
-        sweep_csv_field(g, name);
+        results_csv_quote(g, name);
         g_string_append_c(g, ',');
-        sweep_csv_field(g, sd);
+        results_csv_quote(g, sd);
         g_string_append_c(g, ',');
-        sweep_csv_field(g, ci);
+        results_csv_quote(g, ci);
         g_string_append_c(g, ',');
         g_free(sd);
         g_free(ci);
@@ -106,7 +107,7 @@ gboolean sweep_write_config_csv(struct sweep *s, GError **err)
         const struct sweep_point *p = sweep_config_point(s, c, 0);
         for (guint d = 0; d < s->dims->len; d++) {
             const struct sweep_dim *dim = g_ptr_array_index(s->dims, d);
-            sweep_csv_field(g, g_ptr_array_index(dim->values, p->idx[d]));
+            results_csv_quote(g, g_ptr_array_index(dim->values, p->idx[d]));
             g_string_append_c(g, ',');
         }
         guint done = 0;
