@@ -23,28 +23,43 @@ static simtime_t time_above(const struct port_rt *p, uint64_t bytes)
     return t;
 }
 
+/* The port with the largest time(port) among those whose time is at least share x end (NULL
+ * when none is), with that time and how many such ports there are. */
+static const struct port_rt *worst_port(const struct net *n, simtime_t (*time)(const struct port_rt *, uint64_t),
+                                        uint64_t arg, double share, simtime_t end, simtime_t *worst_t, guint *count)
+{
+    const struct port_rt *worst = NULL;
+    *worst_t = 0;
+    *count = 0;
+    for (uint32_t i = 0; i < n->topo->nports; i++) {
+        const struct port_rt *p = &n->ports[i];
+        simtime_t t = time(p, arg);
+        if ((double)t < share * (double)end)
+            continue;
+        ++*count;
+        if (t > *worst_t) {
+            *worst_t = t;
+            worst = p;
+        }
+    }
+    return worst;
+}
+
+/* A switch port's time above `bytes` (0 for host ports and ports without a histogram). */
+static simtime_t switch_time_above(const struct port_rt *p, uint64_t bytes)
+{
+    return p->is_host || !p->hist ? 0 : time_above(p, bytes);
+}
+
 static void queue_above_kmax(const struct net *n, simtime_t end, GPtrArray *out)
 {
     const struct scenario *sc = n->sc;
     if (!sc->ecn || !sc->ecn_kmax)
         return;
     uint64_t thr = (uint64_t)(WARN_QUEUE_KMAX * (double)sc->ecn_kmax);
-    const struct port_rt *worst = NULL;
-    simtime_t worst_t = 0;
-    guint count = 0;
-    for (uint32_t i = 0; i < n->topo->nports; i++) {
-        const struct port_rt *p = &n->ports[i];
-        if (p->is_host || !p->hist)
-            continue;
-        simtime_t t = time_above(p, thr);
-        if ((double)t < WARN_QUEUE_SHARE * (double)end)
-            continue;
-        count++;
-        if (t > worst_t) {
-            worst_t = t;
-            worst = p;
-        }
-    }
+    simtime_t worst_t;
+    guint count;
+    const struct port_rt *worst = worst_port(n, switch_time_above, thr, WARN_QUEUE_SHARE, end, &worst_t, &count);
     if (!worst)
         return;
     char *t = fmt_time(worst_t), *k = metrics_format_kind(METRICS_KIND_BYTES, (double)thr);
@@ -162,25 +177,22 @@ static void lossy_drops(const struct net *n, GPtrArray *out)
     }
 }
 
+/* The longest a port was paused on any one priority. */
+static simtime_t longest_pause(const struct port_rt *p, uint64_t unused)
+{
+    (void)unused;
+    simtime_t t = 0;
+    for (int q = 0; q < NPRIO; q++)
+        if (p->rx_pause_dur[q] > t)
+            t = p->rx_pause_dur[q];
+    return t;
+}
+
 static void long_pauses(const struct net *n, simtime_t end, GPtrArray *out)
 {
-    const struct port_rt *worst = NULL;
-    simtime_t worst_t = 0;
-    guint count = 0;
-    for (uint32_t i = 0; i < n->topo->nports; i++) {
-        const struct port_rt *p = &n->ports[i];
-        simtime_t t = 0;
-        for (int q = 0; q < NPRIO; q++)
-            if (p->rx_pause_dur[q] > t)
-                t = p->rx_pause_dur[q];
-        if ((double)t < WARN_PAUSED_SHARE * (double)end)
-            continue;
-        count++;
-        if (t > worst_t) {
-            worst_t = t;
-            worst = p;
-        }
-    }
+    simtime_t worst_t;
+    guint count;
+    const struct port_rt *worst = worst_port(n, longest_pause, 0, WARN_PAUSED_SHARE, end, &worst_t, &count);
     if (!worst)
         return;
     char *t = fmt_time(worst_t);
