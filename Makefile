@@ -1,5 +1,5 @@
 # rocesim — build, test, demo, bench.
-# Sources are found by wildcard: a new module in sim/, models/, results/, analysis/, tune/, replay/ or cli/ and a new
+# Sources are found by wildcard: a new module in sim/, models/, results_io/, analysis/, tune/, replay/ or cli/ and a new
 # tests/test_*.c suite are built without editing this file.
 
 CC      ?= gcc
@@ -11,8 +11,8 @@ TEST_LDLIBS := -lcunit
 CFLAGS_RELEASE := $(CFLAGS_COMMON) -O2
 CFLAGS_SAN     := $(CFLAGS_COMMON) -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-LIB_SRCS  := $(filter-out cli/main.c,$(wildcard sim/*.c models/*.c results/*.c analysis/*.c tune/*.c replay/*.c cli/*.c))
-HDRS      := $(wildcard sim/*.h models/*.h results/*.h analysis/*.h tune/*.h replay/*.h cli/*.h tests/*.h)
+LIB_SRCS  := $(filter-out cli/main.c,$(wildcard sim/*.c models/*.c results_io/*.c analysis/*.c tune/*.c replay/*.c cli/*.c))
+HDRS      := $(wildcard sim/*.h models/*.h results_io/*.h analysis/*.h tune/*.h replay/*.h cli/*.h tests/*.h)
 TEST_SRCS := $(wildcard tests/test_*.c)
 
 REL_OBJS  := $(patsubst %.c,build/obj/%.o,$(LIB_SRCS))

@@ -1,6 +1,6 @@
 #include "analysis/breakdown.h"
 #include "models/ideal.h"
-#include "results/pfc_csv.h"
+#include "results_io/pfc_csv.h"
 #include <inttypes.h>
 #include <string.h>
 

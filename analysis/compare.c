@@ -36,7 +36,7 @@
 #include "analysis/plot.h"
 #include "analysis/report.h"
 #include "analysis/compare.h"
-#include "results/outcome.h"
+#include "results_io/outcome.h"
 
 #define PRINT_PORTS 10   /* busiest matched ports printed on the terminal (all in the HTML) */
 

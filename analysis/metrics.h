@@ -1,13 +1,13 @@
 /* Describing and formatting metrics for people (compare, plot, report, sweep): units, kinds,
  * labels, which way is better, and the noise statistics over replicates. Reading a results
- * folder and the statistics of its numbers are results/read.h and results/stats.h. */
+ * folder and the statistics of its numbers are results_io/read.h and results_io/stats.h. */
 #ifndef ROCESIM_METRICS_H
 #define ROCESIM_METRICS_H
 #include <glib.h>
 #include <json-glib/json-glib.h>
 #include <stddef.h>
-#include "results/read.h"
-#include "results/stats.h"
+#include "results_io/read.h"
+#include "results_io/stats.h"
 
 /* ---- units ------------------------------------------------------------------------------- */
 

@@ -58,10 +58,10 @@
 #include "analysis/metrics.h"
 #include "analysis/pcap.h"
 #include "analysis/pcap_stats.h"
-#include "results/csv.h"
-#include "results/folder.h"
-#include "results/format.h"
-#include "results/summary.h"
+#include "results_io/csv.h"
+#include "results_io/folder.h"
+#include "results_io/format.h"
+#include "results_io/summary.h"
 #include "sim/units.h"
 
 #define MAX_REPORTED_MALFORMED 5

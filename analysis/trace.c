@@ -1,5 +1,5 @@
 #include "analysis/trace.h"
-#include "results/pfc_csv.h"
+#include "results_io/pfc_csv.h"
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
 #ifndef ROCESIM_WARNINGS_H
 #define ROCESIM_WARNINGS_H
 #include <glib.h>
-#include "results/outcome.h"
+#include "results_io/outcome.h"
 #include "models/net.h"
 
 /* A switch port whose queue stayed above WARN_QUEUE_KMAX times Kmax for at least

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include "tune/sweep_stats.h"
 #include "cli/commands.h"
-#include "results/csv.h"
+#include "results_io/csv.h"
 #include "tune/sweep.h"
 
 struct opts {

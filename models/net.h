@@ -207,10 +207,10 @@ struct net_stats {
 struct sampler;
 
 /* The congestion counters sampled over time: a switch port's ECN marks, a NIC's notification
- * and reaction point counters (results/counters.c names them as mlx5 does). */
+ * and reaction point counters (results_io/counters.c names them as mlx5 does). */
 enum net_counter { NET_CNT_ECN_MARKED, NET_CNT_NP_ECN_MARKED, NET_CNT_NP_CNP_SENT, NET_CNT_RP_CNP_HANDLED };
 
-/* Where the run's samples go, set by the caller before net_run (results/series.c writes them
+/* Where the run's samples go, set by the caller before net_run (results_io/samples.c writes them
  * as queues.csv, rates.csv, counters.csv and pfc.csv); models hold no file. A NULL member
  * drops that kind. `port` is the global port index (into net.ports), `local` its number at
  * `node`. Called in simulated-time order; nothing is allocated per call. */

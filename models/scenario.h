@@ -89,7 +89,7 @@ struct scenario {
     char *out_dir;
     simtime_t queue_sample;    /* queues.csv and rates.csv: sampled when changed */
     simtime_t counter_sample;
-    char *sample_ports;        /* auto | all | busiest:N | NODE:PORT,... (results/select.h) */
+    char *sample_ports;        /* auto | all | busiest:N | NODE:PORT,... (results_io/select.h) */
     char *sample_scale;        /* auto | N: the sampling periods' multiplier */
     int compress;              /* 0 off, 1 gzip: the time series as NAME.csv.gz */
     bool plots;

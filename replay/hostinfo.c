@@ -8,7 +8,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include "results/outcome.h"
+#include "results_io/outcome.h"
 #include "replay/nic_knobs.h"
 
 void hostinfo_begin(struct hostinfo *h, const char *netdev, const char *net_root,

@@ -11,7 +11,7 @@
 #define ROCESIM_REPLAY_H
 #include <glib.h>
 #include <netinet/in.h>
-#include "results/outcome.h"
+#include "results_io/outcome.h"
 #include "models/schedule.h"
 
 struct verbs_fns;

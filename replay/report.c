@@ -4,10 +4,10 @@
 #include <arpa/inet.h>
 #include <string.h>
 #include "models/cc.h"
-#include "results/counters.h"
-#include "results/folder.h"
-#include "results/format.h"
-#include "results/summary.h"
+#include "results_io/counters.h"
+#include "results_io/folder.h"
+#include "results_io/format.h"
+#include "results_io/summary.h"
 
 int64_t replay_to_rank0(const struct replay_clock *k, int r, int64_t t)
 {

@@ -4,8 +4,8 @@
 #include <string.h>
 #include "models/net.h"
 #include "models/workload.h"
-#include "results/read.h"
-#include "results/select.h"
+#include "results_io/read.h"
+#include "results_io/select.h"
 #include "tests/testutil.h"
 
 /* tests/scenarios/results/select.ini: hosts 0-15, leaf0 = node 16 (ports 0-7 to hosts 0-7,

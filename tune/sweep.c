@@ -5,8 +5,8 @@
 #include "analysis/metrics.h"
 #include <glib/gstdio.h>
 #include <sys/file.h>
-#include "results/csv.h"
-#include "results/folder.h"
+#include "results_io/csv.h"
+#include "results_io/folder.h"
 #include "models/scenario.h"
 
 G_DEFINE_QUARK(rocesim-sweep-error, sweep_error)

@@ -1,5 +1,5 @@
 #include "tune/sweep_stats.h"
-#include "results/csv.h"
+#include "results_io/csv.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "results/folder.h"
+#include "results_io/folder.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

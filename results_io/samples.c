@@ -1,11 +1,11 @@
 /* The time-series rows (see samples.h). */
-#include "results/samples.h"
+#include "results_io/samples.h"
 #include <math.h>
 #include <string.h>
 #include <time.h>
-#include "results/counters.h"
-#include "results/format.h"
-#include "results/row.h"
+#include "results_io/counters.h"
+#include "results_io/format.h"
+#include "results_io/row.h"
 
 uint64_t results_clock_ns(void)
 {

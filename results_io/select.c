@@ -1,5 +1,5 @@
 /* Port and flow selection for the time series (see select.h). */
-#include "results/select.h"
+#include "results_io/select.h"
 #include <string.h>
 #include "sim/units.h"
 

@@ -1,7 +1,7 @@
 /* counters.csv's names and rows (see counters.h). */
-#include "results/counters.h"
+#include "results_io/counters.h"
 #include <glib.h>
-#include "results/row.h"
+#include "results_io/row.h"
 
 static const char *const names[RC_COUNT] = {
     [RC_NP_ECN_MARKED_ROCE_PACKETS] = "np_ecn_marked_roce_packets",

@@ -1,7 +1,7 @@
 /* The simulated run's summary.json (see summary_run.h). */
-#include "results/summary_run.h"
-#include "results/counters.h"
-#include "results/summary.h"
+#include "results_io/summary_run.h"
+#include "results_io/counters.h"
+#include "results_io/summary.h"
 
 uint64_t results_port_p99(const struct port_rt *p)
 {

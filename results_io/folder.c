@@ -1,5 +1,5 @@
-#include "results/folder.h"
-#include "results/gz.h"
+#include "results_io/folder.h"
+#include "results_io/gz.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* CSV quoting (see csv.h). */
-#include "results/csv.h"
+#include "results_io/csv.h"
 #include <string.h>
 
 void results_csv_quote(GString *g, const char *v)

@@ -5,14 +5,14 @@
  * collectives.csv job,op,algorithm,ranks,bytes,iteration,start_ns,end_ns,time_us,algbw_GBps,
  *                 busbw_GBps (nccl-tests definitions: algbw = bytes / time in 1e9 B/s,
  *                 busbw = algbw x the operation's factor)
- * Percentiles are nearest-rank (results/stats.h). */
+ * Percentiles are nearest-rank (results_io/stats.h). */
 #ifndef ROCESIM_OUTCOME_H
 #define ROCESIM_OUTCOME_H
 #include <json-glib/json-glib.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include "models/schedule.h"
-#include "results/stats.h"
+#include "results_io/stats.h"
 
 enum outcome_state { OUTCOME_PENDING = 0, OUTCOME_POSTED, OUTCOME_DONE };
 

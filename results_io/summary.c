@@ -1,7 +1,7 @@
 /* summary.json (see summary.h). */
-#include "results/summary.h"
-#include "results/outcome.h"
-#include "results/format.h"
+#include "results_io/summary.h"
+#include "results_io/outcome.h"
+#include "results_io/format.h"
 #include "sim/version.h"
 
 JsonBuilder *summary_begin(void)

@@ -2,9 +2,9 @@
  * nccl-tests style table and the transfer, collective and job parts of summary.json. One
  * place for `rocesim run` and `rocesim replay`, so the simulation and the lab write the same
  * columns with the same statistics. */
-#include "results/outcome.h"
-#include "results/format.h"
-#include "results/stats.h"
+#include "results_io/outcome.h"
+#include "results_io/format.h"
+#include "results_io/stats.h"
 #include <math.h>
 #include <string.h>
 

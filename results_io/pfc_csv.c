@@ -1,9 +1,9 @@
-/* The pause intervals of a run's pfc.csv (see pfc_csv.h), read through results/read.h so a
+/* The pause intervals of a run's pfc.csv (see pfc_csv.h), read through results_io/read.h so a
  * compressed pfc.csv.gz reads the same. */
-#include "results/pfc_csv.h"
+#include "results_io/pfc_csv.h"
 #include <glib.h>
 #include <string.h>
-#include "results/read.h"
+#include "results_io/read.h"
 
 void pfc_csv_each_interval(const struct topology *t, const char *path,
                            void (*fn)(void *ctx, const struct pfc_interval *iv), void *ctx)

@@ -2,8 +2,8 @@
 #ifndef ROCESIM_RESULTS_SUMMARY_RUN_H
 #define ROCESIM_RESULTS_SUMMARY_RUN_H
 #include "models/net.h"
-#include "results/folder.h"
-#include "results/outcome.h"
+#include "results_io/folder.h"
+#include "results_io/outcome.h"
 
 /* The simulated run's summary.json, written into rd. */
 gboolean summary_write_run(const struct results_dir *rd, const struct net *n, const struct run_figures *fig,

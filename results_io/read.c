@@ -1,6 +1,6 @@
 /* Reading results folders (see read.h). */
-#include "results/read.h"
-#include "results/gz.h"
+#include "results_io/read.h"
+#include "results_io/gz.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* topology.csv (see topology_csv.h). */
-#include "results/topology_csv.h"
+#include "results_io/topology_csv.h"
 #include <glib.h>
-#include "results/format.h"
+#include "results_io/format.h"
 
 void results_write_topology(FILE *f, const struct topology *t)
 {

@@ -6,8 +6,8 @@
 #include <glib.h>
 #include <stdio.h>
 #include "models/net.h"
-#include "results/folder.h"
-#include "results/select.h"
+#include "results_io/folder.h"
+#include "results_io/select.h"
 
 struct sample_writer {
     FILE *queues, *rates, *pfc, *counters;

@@ -1,5 +1,5 @@
 /* Percentiles, CDFs and collective bandwidths (see stats.h). */
-#include "results/stats.h"
+#include "results_io/stats.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* gzip streams (see gz.h). */
 #define _GNU_SOURCE
-#include "results/gz.h"
+#include "results_io/gz.h"
 #include <errno.h>
 #include <zlib.h>
 
