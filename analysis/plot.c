@@ -68,6 +68,11 @@ void plot_gp_quote(GString *gp, const char *text)
 
 void plot_gp_begin(GString *gp, const char *name, const char *comment)
 {
+    plot_gp_begin_size(gp, name, comment, PLOT_WIDTH, PLOT_HEIGHT);
+}
+
+void plot_gp_begin_size(GString *gp, const char *name, const char *comment, int width, int height)
+{
     static const char *const colours[] = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
                                            "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
                                            "#bcbd22", "#17becf" };
@@ -78,7 +83,7 @@ void plot_gp_begin(GString *gp, const char *name, const char *comment)
                            "set encoding utf8\n"
                            "set terminal pngcairo size %d,%d noenhanced font 'DejaVu Sans,10'\n"
                            "set output '%s.png'\n",
-                           PLOT_WIDTH, PLOT_HEIGHT, name);
+                           width, height, name);
     for (size_t i = 0; i < G_N_ELEMENTS(colours); i++)
         g_string_append_printf(gp, "set linetype %zu lc rgb '%s' lw 1.6 pt 7 ps 0.6\n", i + 1,
                                colours[i]);
@@ -90,15 +95,20 @@ void plot_gp_begin(GString *gp, const char *name, const char *comment)
                         "set key opaque samplen 3\n");
 }
 
-void plot_gp_end(GString *gp, const char *name)
+void plot_gp_svg(GString *gp, const char *name, int width, int height)
 {
     g_string_append_printf(gp,
                            "\nset terminal svg size %d,%d noenhanced font 'DejaVu Sans,10' "
                            "background '#ffffff'\n"
-                           "set output '%s.svg'\n"
-                           "replot\n"
-                           "set output\n",
-                           PLOT_WIDTH, PLOT_HEIGHT, name);
+                           "set output '%s.svg'\n",
+                           width, height, name);
+}
+
+void plot_gp_end(GString *gp, const char *name)
+{
+    plot_gp_svg(gp, name, PLOT_WIDTH, PLOT_HEIGHT);
+    g_string_append(gp, "replot\n"
+                        "set output\n");
 }
 
 const char *plot_time_unit(double tmax_ns, double *div)

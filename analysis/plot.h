@@ -51,8 +51,13 @@ void plot_gp_quote(GString *gp, const char *text);
 
 /* Opening lines of a script: comment, encoding, PNG terminal and output NAME.png, styles. */
 void plot_gp_begin(GString *gp, const char *name, const char *comment);
+/* The same at another size (multi-panel figures). */
+void plot_gp_begin_size(GString *gp, const char *name, const char *comment, int width, int height);
 /* Closing lines: the same figure again as NAME.svg. */
 void plot_gp_end(GString *gp, const char *name);
+/* Only the switch to the SVG terminal and NAME.svg, for a script that then draws its figure
+ * again itself (a multiplot cannot be replotted). */
+void plot_gp_svg(GString *gp, const char *name, int width, int height);
 
 /* A unit for a time axis spanning tmax_ns: sets *div (ns per unit) and returns "ns", "µs",
  * "ms" or "s". */
