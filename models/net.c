@@ -478,24 +478,15 @@ static void release_pool(struct net *n)
     n->intd = NULL;
 }
 
-struct net *net_build(const struct scenario *sc, const struct topology *topo,
-                      const struct schedule *sched, GError **err)
+/* The packet pool, and the INT link-rate codes when the algorithm reads INT. */
+static gboolean build_pool(struct net *n, GError **err)
 {
-    struct net *n = g_new0(struct net, 1);
-    n->sc = sc;
-    n->topo = topo;
-    n->sched = sched;
-    n->cc = cc_ops_for(sc->cc);
-    n->np = cc_dcqcn_params(sc);
-    engine_init(&n->eng);
-
+    const struct scenario *sc = n->sc;
+    const struct topology *topo = n->topo;
     n->pool_cap = 1 << 16;
     if (!reserve_pool(n)) {
         g_set_error(err, SCENARIO_ERROR, 1, "%s: cannot reserve address space for the packet pool", sc->path);
-        release_pool(n);
-        engine_free(&n->eng);
-        g_free(n);
-        return NULL;
+        return FALSE;
     }
     for (uint32_t i = 0; i < n->pool_cap; i++)
         n->pool[i].next = i + 1 < n->pool_cap ? i + 1 : NONE32;
@@ -510,15 +501,17 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
                             "%s: [nic] cc = %s: a link runs at %" G_GUINT64_FORMAT " bit/s, but HPCC's INT header "
                             "encodes only 25, 50, 100, 200 and 400 Gb/s (int-header.h lineRateValues)",
                             sc->path, n->cc->name, topo->ports[i].rate_bps);
-                g_free(n->port_rate_code);
-                engine_free(&n->eng);
-                release_pool(n);
-                g_free(n);
-                return NULL;
+                return FALSE;
             }
         }
     }
+    return TRUE;
+}
 
+static void build_ports(struct net *n)
+{
+    const struct scenario *sc = n->sc;
+    const struct topology *topo = n->topo;
     n->ports = g_new0(struct port_rt, topo->nports);
     for (uint32_t i = 0; i < topo->nports; i++) {
         struct port_rt *p = &n->ports[i];
@@ -542,6 +535,12 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         /* faster ports get a larger share, as the reference halves the shift per doubling */
         p->mmu.alpha = sc->pfc_alpha * (double)p->rate / (double)sc->host_rate;
     }
+}
+
+static void build_switches(struct net *n)
+{
+    const struct scenario *sc = n->sc;
+    const struct topology *topo = n->topo;
     uint32_t nsw = topo->nnodes - topo->nhosts;
     n->switches = g_new0(struct switch_rt, nsw ? nsw : 1);
     for (uint32_t s = 0; s < nsw; s++) {
@@ -571,7 +570,12 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     /* a quantum of at least one jumbo frame per weight unit, so every visit can send */
     for (int q = 0; q < NPRIO; q++)
         n->dwrr_quantum[q] = 9216 * sc->dwrr_weight[q];
+}
 
+static void build_hosts(struct net *n)
+{
+    const struct scenario *sc = n->sc;
+    const struct topology *topo = n->topo;
     n->hosts = g_new0(struct host_rt, topo->nhosts);
     for (uint32_t h = 0; h < topo->nhosts; h++) {
         struct host_rt *hr = &n->hosts[h];
@@ -588,8 +592,15 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         uint64_t hdrm = n->ports[hr->port].mmu.headroom_size;
         hr->rx_xoff = sc->nic_rx_buffer > hdrm ? sc->nic_rx_buffer - hdrm : sc->nic_rx_buffer / 2;
     }
+}
 
-    /* transfers, QPs and the dependents graph */
+/* The transfers and the QPs they use (returned, in QP order), split messages' parts after
+ * the schedule's transfers; NULL with *err for a transfer the fabric cannot carry. */
+static GArray *build_transfers(struct net *n, GError **err)
+{
+    const struct scenario *sc = n->sc;
+    const struct topology *topo = n->topo;
+    const struct schedule *sched = n->sched;
     n->nxfers = schedule_count(sched);
     n->xfers = g_new0(struct xfer_rt, n->nxfers ? n->nxfers : 1);
     n->dep_off = g_new0(uint32_t, n->nxfers + 1);
@@ -606,10 +617,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
         if (t->src >= topo->nhosts || t->dst >= topo->nhosts) {
             g_set_error(err, SCENARIO_ERROR, 1, "transfer %u: host %u does not exist (the fabric has %u hosts)",
                         i, t->src >= topo->nhosts ? t->src : t->dst, topo->nhosts);
-            g_hash_table_unref(qpmap);
-            g_array_free(qpinit, TRUE);
-            net_free(n);
-            return NULL;
+            goto fail;
         }
         struct xfer_rt *x = &n->xfers[i];
         x->deps_left = t->ndeps;
@@ -623,10 +631,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
             continue;
         if (t->src == t->dst) {
             g_set_error(err, SCENARIO_ERROR, 1, "transfer %u: source and destination are both host %u", i, t->src);
-            g_hash_table_unref(qpmap);
-            g_array_free(qpinit, TRUE);
-            net_free(n);
-            return NULL;
+            goto fail;
         }
         x->npkts = (uint32_t)((t->bytes + sc->mtu - 1) / sc->mtu);
         uint32_t nq = sc->qps_per_connection;
@@ -674,6 +679,20 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     }
     g_array_free(parts, TRUE);
     n->part_bytes = (uint64_t *)(void *)g_array_free(part_bytes, FALSE);
+    return qpinit;
+fail:
+    g_hash_table_unref(qpmap);
+    g_hash_table_unref(conn_msgs);
+    g_array_free(parts, TRUE);
+    g_array_free(part_bytes, TRUE);
+    g_array_free(qpinit, TRUE);
+    return NULL;
+}
+
+/* Who depends on each transfer (CSR lists from the schedule's dependency lists). */
+static void build_dependents(struct net *n)
+{
+    const struct schedule *sched = n->sched;
     for (uint32_t i = 0; i < n->nxfers; i++)
         n->dep_off[i + 1] += n->dep_off[i];
     n->dep_list = g_new(uint32_t, n->dep_off[n->nxfers] ? n->dep_off[n->nxfers] : 1);
@@ -685,7 +704,12 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
             n->dep_list[n->dep_off[deps[k]] + fill[deps[k]]++] = i;
     }
     g_free(fill);
+}
 
+static void build_qps(struct net *n, GArray *qpinit)
+{
+    const struct scenario *sc = n->sc;
+    const struct topology *topo = n->topo;
     n->nqps = qpinit->len;
     n->qps = g_new0(struct qp_rt, n->nqps ? n->nqps : 1);
     if (sc->rx_order == RX_OOO_PLACE) {
@@ -710,7 +734,32 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     }
     g_array_free(qpinit, TRUE);
     nic_assign_cnp_slots(n);
+}
 
+struct net *net_build(const struct scenario *sc, const struct topology *topo,
+                      const struct schedule *sched, GError **err)
+{
+    struct net *n = g_new0(struct net, 1);
+    n->sc = sc;
+    n->topo = topo;
+    n->sched = sched;
+    n->cc = cc_ops_for(sc->cc);
+    n->np = cc_dcqcn_params(sc);
+    engine_init(&n->eng);
+    if (!build_pool(n, err)) {
+        net_free(n);
+        return NULL;
+    }
+    build_ports(n);
+    build_switches(n);
+    build_hosts(n);
+    GArray *qpinit = build_transfers(n, err);
+    if (!qpinit) {
+        net_free(n);
+        return NULL;
+    }
+    build_dependents(n);
+    build_qps(n, qpinit);
     for (uint32_t i = 0; i < n->nxfers; i++) {
         const struct transfer *t = schedule_get(sched, i);
         if (t->ndeps == 0)
