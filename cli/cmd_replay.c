@@ -59,41 +59,228 @@ static gboolean parse_time_opt(const char *opt, const char *v, int64_t *ns)
     return TRUE;
 }
 
+/* The options of `rocesim replay` (see the option table in cmd_replay). */
+struct replay_opts {
+    char *hosts, *transport, *device, *gid, *scenario, *timeout, *out, *rate, *rto, *ctrl_addr, *sysfs_net,
+        *debugfs, *sysfs_ib, *sample, *capture, *cc_opt, **sets;
+    int udp_port, ctrl_port, mtu, window, test_ce_every;
+    double drop;
+    gboolean subset;
+};
+
+static void replay_opts_clear(struct replay_opts *o)
+{
+    g_free(o->hosts);
+    g_free(o->transport);
+    g_free(o->device);
+    g_free(o->gid);
+    g_free(o->scenario);
+    g_free(o->timeout);
+    g_free(o->out);
+    g_free(o->rate);
+    g_free(o->rto);
+    g_free(o->ctrl_addr);
+    g_free(o->sysfs_net);
+    g_free(o->debugfs);
+    g_free(o->sysfs_ib);
+    g_free(o->capture);
+    g_free(o->sample);
+    g_free(o->cc_opt);
+    g_strfreev(o->sets);
+}
+
+/* The options' values (TR: the transport): 0, or 2 after printing what is wrong. */
+static int check_options(const struct replay_opts *o, const char *tr, int64_t *timeout_ns, int64_t *rto_ns,
+                         int64_t *sample_ns)
+{
+    if (strcmp(tr, "udp") && strcmp(tr, "verbs")) {
+        fprintf(stderr, "rocesim replay: --transport %s: expected verbs or udp\n", tr);
+        return 2;
+    }
+    if (o->gid && strcmp(o->gid, "auto") && !g_ascii_string_to_unsigned(o->gid, 10, 0, 255, NULL, NULL)) {
+        fprintf(stderr, "rocesim replay: --gid-index %s: expected auto or a number 0..255\n", o->gid);
+        return 2;
+    }
+    if ((o->timeout && !parse_time_opt("--timeout", o->timeout, timeout_ns)) ||
+        (o->sample && !parse_time_opt("--sample-interval", o->sample, sample_ns)) ||
+        (o->rto && !parse_time_opt("--rto", o->rto, rto_ns)))
+        return 2;
+    if (*timeout_ns <= 0 || *rto_ns <= 0) {
+        fprintf(stderr, "rocesim replay: --timeout and --rto must be positive\n");
+        return 2;
+    }
+    if (o->test_ce_every < 0) {
+        fprintf(stderr, "rocesim replay: --test-ce-every %d: expected 0 (off) or a count N > 0\n", o->test_ce_every);
+        return 2;
+    }
+    if (strcmp(tr, "udp") && (o->cc_opt || o->test_ce_every)) {
+        fprintf(stderr, "rocesim replay: --%s is for the udp transport: with verbs the NIC runs its own "
+                        "congestion control (its knobs are recorded in summary.json)\n",
+                o->cc_opt ? "cc" : "test-ce-every");
+        return 2;
+    }
+    if (o->cc_opt) {
+        /* the registry's names; which of them the udp transport runs is decided below */
+        char **names = g_strsplit(CC_CHOICES, "|", -1);
+        gboolean known = g_strv_contains((const char *const *)names, o->cc_opt);
+        g_strfreev(names);
+        if (!known) {
+            fprintf(stderr, "rocesim replay: --cc %s: expected one of %s (the udp transport runs "
+                            "none or dcqcn)\n", o->cc_opt, CC_CHOICES);
+            return 2;
+        }
+    }
+    if (!o->scenario && (o->sets || (o->cc_opt && strcmp(o->cc_opt, "none")))) {
+        fprintf(stderr, "rocesim replay: %s needs --scenario: the congestion control's knobs come "
+                        "from the scenario, read as a simulation reads them\n",
+                o->sets ? "--set" : "--cc");
+        return 2;
+    }
+    if (o->udp_port <= 0 || o->udp_port > 65535 || o->ctrl_port <= 0 || o->ctrl_port > 65535 || o->window <= 0 ||
+        o->mtu < 0 || o->mtu > 9000 || !(o->drop >= 0 && o->drop <= 0.5)) {
+        fprintf(stderr, "rocesim replay: --udp-port/--ctrl-port 1..65535, --window > 0, --mtu 1..9000, --drop 0..0.5\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* --scenario with --set and --cc applied, and its topology, which must be the one the schedule
+ * was made for; FALSE after printing what is wrong. */
+static gboolean load_scenario(const struct replay_opts *o, const struct schedule *s, struct scenario **sc,
+                              struct topology **topo)
+{
+    GError *err = NULL;
+    /* --cc is the scenario's [nic] cc, so the loader validates it and picks the knobs */
+    GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
+    for (char **p = o->sets; p && *p; p++)
+        g_ptr_array_add(all, g_strdup(*p));
+    if (o->cc_opt)
+        g_ptr_array_add(all, g_strdup_printf("nic.cc=%s", o->cc_opt));
+    g_ptr_array_add(all, NULL);
+    *sc = scenario_load(o->scenario, (const char *const *)all->pdata, &err);
+    g_ptr_array_free(all, TRUE);
+    if (!*sc || !(*topo = topology_build(*sc, &err))) {
+        fprintf(stderr, "rocesim replay: %s\n", err->message);
+        g_error_free(err);
+        return FALSE;
+    }
+    char *dg = topology_digest(*topo);
+    gboolean same = !s->meta.present || !s->meta.topology || !*s->meta.topology ||
+                    !strcmp(dg, s->meta.topology);
+    if (!same)
+        fprintf(stderr, "rocesim replay: --scenario %s: its topology (%s) is not the one the "
+                        "schedule was made for (%s)\n", o->scenario, dg, s->meta.topology);
+    g_free(dg);
+    return same;
+}
+
+/* The lab map (--hosts, with --subset the mapped hosts' part of the schedule), or every host
+ * on this machine; FALSE after printing what is wrong. */
+static gboolean load_map(const struct replay_opts *o, struct schedule *s, uint32_t nhosts, int ranks,
+                         struct hostmap **map, struct schedule_subset *sub)
+{
+    GError *err = NULL;
+    if (o->hosts) {
+        if (!(*map = o->subset ? hostmap_read_subset(o->hosts, &err) : hostmap_read(o->hosts, &err))) {
+            fprintf(stderr, "rocesim replay: %s\n", err->message);
+            g_error_free(err);
+            return FALSE;
+        }
+        if ((*map)->n > nhosts || (!o->subset && (*map)->n != nhosts)) {
+            fprintf(stderr, "rocesim replay: %s maps %s%u hosts, the schedule has %u%s\n", o->hosts,
+                    o->subset ? "hosts up to " : "", o->subset ? (*map)->n - 1 : (*map)->n, nhosts,
+                    o->subset ? "" : " (give --subset to replay only the mapped hosts' part)");
+            return FALSE;
+        }
+        if (o->subset) {
+            guint8 *mapped = g_new0(guint8, nhosts ? nhosts : 1);
+            memcpy(mapped, (*map)->mapped, (*map)->n);
+            gboolean sok = schedule_subset(s, nhosts, mapped, sub, &err);
+            g_free(mapped);
+            if (!sok) {
+                fprintf(stderr, "rocesim replay: %s: %s\n", o->hosts, err->message);
+                g_error_free(err);
+                return FALSE;
+            }
+            if ((uint32_t)ranks != sub->ranks) {
+                fprintf(stderr, "rocesim replay: %s maps %u of the schedule's %u hosts but %d rank(s) "
+                                "were started: start one rank per mapped host (mpirun -np %u)\n",
+                        o->hosts, sub->ranks, nhosts, ranks, sub->ranks);
+                return FALSE;
+            }
+        }
+    } else {
+        *map = hostmap_loopback(nhosts);
+    }
+    return TRUE;
+}
+
+/* The udp transport's congestion control (the scenario's [nic] cc, or --cc) and where it came
+ * from, for summary.json; FALSE after printing what is wrong. */
+static gboolean choose_cc(const struct replay_opts *o, const char *tr, const struct scenario *sc, uint64_t rate_bps,
+                          int rank, const struct cc_ops **cc, uint64_t *cc_line, char **cc_source)
+{
+    *cc = NULL;
+    *cc_line = 0;
+    if (!strcmp(tr, "udp") && sc) {
+        const char *why = NULL;
+        *cc = udp_cc_for(sc, &why);
+        const char *asked = cc_ops_for(sc->cc)->name;
+        if (!*cc && o->cc_opt) {
+            fprintf(stderr, "rocesim replay: --cc %s: %s\n", o->cc_opt, why);
+            return FALSE;
+        }
+        if (!*cc) {
+            if (rank == 0)
+                fprintf(stderr, "rocesim replay: warning: %s: [nic] cc = %s: %s; replaying without "
+                                "congestion control\n", o->scenario, asked, why);
+            *cc = &cc_none_ops;
+            *cc_source = g_strdup_printf("none: %s's [nic] cc = %s cannot run on the udp transport",
+                                         o->scenario, asked);
+        } else {
+            *cc_source = g_strdup_printf("%s, knobs from %s%s ([nic] cc_preset = %s)",
+                                         o->cc_opt ? "--cc" : "the scenario's [nic] cc", o->scenario,
+                                         o->sets ? " with --set" : "", sc->cc_preset);
+        }
+        /* unpaced (--rate 0): the algorithm still needs a line rate, the scenario's */
+        if (!rate_bps && *cc != &cc_none_ops)
+            *cc_line = sc->host_rate;
+    } else if (!strcmp(tr, "udp")) {
+        *cc_source = g_strdup(o->cc_opt ? "--cc none" : "none: no --scenario");
+    }
+    return TRUE;
+}
+
 int cmd_replay(int argc, char **argv)
 {
-    char *hosts = NULL, *transport = NULL, *device = NULL, *gid = NULL, *scenario = NULL,
-         *timeout = NULL, *out = NULL, *rate = NULL, *rto = NULL, *ctrl_addr = NULL,
-         *sysfs_net = NULL, *debugfs = NULL, *sysfs_ib = NULL, *sample = NULL, *capture = NULL,
-         *cc_opt = NULL, **sets = NULL, *cc_source = NULL;
-    int udp_port = 4791, ctrl_port = 18515, mtu = 0, window = 64, test_ce_every = 0;
-    double drop = 0;
-    gboolean subset = FALSE;
+    struct replay_opts o = { .udp_port = 4791, .ctrl_port = 18515, .window = 64 };
+    char *cc_source = NULL;
     struct schedule_subset sub = { 0 };
     GOptionEntry entries[] = {
-        { "hosts", 0, 0, G_OPTION_ARG_FILENAME, &hosts, "Lab map: which machine plays each schedule host (default: all on this machine, 127.0.0.x)", "FILE" },
-        { "transport", 0, 0, G_OPTION_ARG_STRING, &transport, "verbs (RoCE NICs) or udp (default udp)", "verbs|udp" },
-        { "device", 0, 0, G_OPTION_ARG_STRING, &device, "RDMA device for verbs (default: the map's, else the first)", "NAME" },
-        { "gid-index", 0, 0, G_OPTION_ARG_STRING, &gid, "RoCE v2 GID index (default auto)", "auto|N" },
-        { "scenario", 0, 0, G_OPTION_ARG_FILENAME, &scenario, "The scenario the schedule came from (ideal FCTs; its topology must match)", "FILE" },
-        { "timeout", 0, 0, G_OPTION_ARG_STRING, &timeout, "Stop when a transfer is not completed within this (default 30s)", "TIME" },
-        { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out, "Results folder (written by rank 0; required)", "DIR" },
-        { "rate", 0, 0, G_OPTION_ARG_STRING, &rate, "udp: pacing rate per host (default: the schedule's host rate)", "RATE" },
-        { "mtu", 0, 0, G_OPTION_ARG_INT, &mtu, "udp: payload bytes per datagram (default: the schedule's mtu)", "BYTES" },
-        { "window", 0, 0, G_OPTION_ARG_INT, &window, "udp: packets in flight per QP (default 64)", "N" },
-        { "rto", 0, 0, G_OPTION_ARG_STRING, &rto, "udp: retransmission timeout (default 20ms)", "TIME" },
-        { "cc", 0, 0, G_OPTION_ARG_STRING, &cc_opt, "udp: congestion control per QP, driven by the receivers' CNPs: none or dcqcn (default: the --scenario's [nic] cc, none without one; dcqcn needs --scenario for its [dcqcn] knobs)", "none|dcqcn" },
-        { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &sets, "Override a key of the --scenario, as `rocesim run --set` (e.g. nic.cc_preset=dcqcn_paper, dcqcn.min_time_between_cnps=50us)", "SECTION.KEY=VALUE" },
-        { "test-ce-every", 0, 0, G_OPTION_ARG_INT, &test_ce_every, "udp, FOR TESTS ONLY: the sender CE-marks every Nth data datagram of each QP itself, standing in for an ECN-marking switch (0: off)", "N" },
-        { "drop", 0, 0, G_OPTION_ARG_DOUBLE, &drop, "udp fault injection: drop this fraction of data packets (0..0.5)", "P" },
-        { "udp-port", 0, 0, G_OPTION_ARG_INT, &udp_port, "udp: port every host listens on (default 4791)", "PORT" },
-        { "ctrl-port", 0, 0, G_OPTION_ARG_INT, &ctrl_port, "TCP port of rank 0's control plane (default 18515)", "PORT" },
-        { "sysfs-net", 0, 0, G_OPTION_ARG_FILENAME, &sysfs_net, "Where the netdevs' sysfs is (default /sys/class/net; for tests)", "DIR" },
-        { "capture", 0, 0, G_OPTION_ARG_STRING, &capture, "Rank 0 captures RoCEv2 (UDP 4791 or --udp-port) and PFC frames on this interface (a mirror port) into capture.pcap of the folder", "IFACE" },
-        { "subset", 0, 0, G_OPTION_ARG_NONE, &subset, "The map may leave schedule hosts out: replay only the mapped hosts' part (one rank per mapped host)", NULL },
-        { "sysfs-ib", 0, 0, G_OPTION_ARG_FILENAME, &sysfs_ib, "Where the RDMA devices' sysfs is (default /sys/class/infiniband; for tests)", "DIR" },
-        { "sample-interval", 0, 0, G_OPTION_ARG_STRING, &sample, "Sample the NIC's hw_counters and ethtool statistics into counters.csv this often (default 100ms; 0s: at the start and end only)", "TIME" },
-        { "debugfs", 0, 0, G_OPTION_ARG_FILENAME, &debugfs, "Where debugfs is (default /sys/kernel/debug; for tests)", "DIR" },
-        { "ctrl-addr", 0, 0, G_OPTION_ARG_STRING, &ctrl_addr, "rank 0's control address (default: host 0's address in the map)", "IPV4" },
+        { "hosts", 0, 0, G_OPTION_ARG_FILENAME, &o.hosts, "Lab map: which machine plays each schedule host (default: all on this machine, 127.0.0.x)", "FILE" },
+        { "transport", 0, 0, G_OPTION_ARG_STRING, &o.transport, "verbs (RoCE NICs) or udp (default udp)", "verbs|udp" },
+        { "device", 0, 0, G_OPTION_ARG_STRING, &o.device, "RDMA device for verbs (default: the map's, else the first)", "NAME" },
+        { "gid-index", 0, 0, G_OPTION_ARG_STRING, &o.gid, "RoCE v2 GID index (default auto)", "auto|N" },
+        { "scenario", 0, 0, G_OPTION_ARG_FILENAME, &o.scenario, "The scenario the schedule came from (ideal FCTs; its topology must match)", "FILE" },
+        { "timeout", 0, 0, G_OPTION_ARG_STRING, &o.timeout, "Stop when a transfer is not completed within this (default 30s)", "TIME" },
+        { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.out, "Results folder (written by rank 0; required)", "DIR" },
+        { "rate", 0, 0, G_OPTION_ARG_STRING, &o.rate, "udp: pacing rate per host (default: the schedule's host rate)", "RATE" },
+        { "mtu", 0, 0, G_OPTION_ARG_INT, &o.mtu, "udp: payload bytes per datagram (default: the schedule's mtu)", "BYTES" },
+        { "window", 0, 0, G_OPTION_ARG_INT, &o.window, "udp: packets in flight per QP (default 64)", "N" },
+        { "rto", 0, 0, G_OPTION_ARG_STRING, &o.rto, "udp: retransmission timeout (default 20ms)", "TIME" },
+        { "cc", 0, 0, G_OPTION_ARG_STRING, &o.cc_opt, "udp: congestion control per QP, driven by the receivers' CNPs: none or dcqcn (default: the --scenario's [nic] cc, none without one; dcqcn needs --scenario for its [dcqcn] knobs)", "none|dcqcn" },
+        { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sets, "Override a key of the --scenario, as `rocesim run --set` (e.g. nic.cc_preset=dcqcn_paper, dcqcn.min_time_between_cnps=50us)", "SECTION.KEY=VALUE" },
+        { "test-ce-every", 0, 0, G_OPTION_ARG_INT, &o.test_ce_every, "udp, FOR TESTS ONLY: the sender CE-marks every Nth data datagram of each QP itself, standing in for an ECN-marking switch (0: off)", "N" },
+        { "drop", 0, 0, G_OPTION_ARG_DOUBLE, &o.drop, "udp fault injection: drop this fraction of data packets (0..0.5)", "P" },
+        { "udp-port", 0, 0, G_OPTION_ARG_INT, &o.udp_port, "udp: port every host listens on (default 4791)", "PORT" },
+        { "ctrl-port", 0, 0, G_OPTION_ARG_INT, &o.ctrl_port, "TCP port of rank 0's control plane (default 18515)", "PORT" },
+        { "sysfs-net", 0, 0, G_OPTION_ARG_FILENAME, &o.sysfs_net, "Where the netdevs' sysfs is (default /sys/class/net; for tests)", "DIR" },
+        { "capture", 0, 0, G_OPTION_ARG_STRING, &o.capture, "Rank 0 captures RoCEv2 (UDP 4791 or --udp-port) and PFC frames on this interface (a mirror port) into capture.pcap of the folder", "IFACE" },
+        { "subset", 0, 0, G_OPTION_ARG_NONE, &o.subset, "The map may leave schedule hosts out: replay only the mapped hosts' part (one rank per mapped host)", NULL },
+        { "sysfs-ib", 0, 0, G_OPTION_ARG_FILENAME, &o.sysfs_ib, "Where the RDMA devices' sysfs is (default /sys/class/infiniband; for tests)", "DIR" },
+        { "sample-interval", 0, 0, G_OPTION_ARG_STRING, &o.sample, "Sample the NIC's hw_counters and ethtool statistics into counters.csv this often (default 100ms; 0s: at the start and end only)", "TIME" },
+        { "debugfs", 0, 0, G_OPTION_ARG_FILENAME, &o.debugfs, "Where debugfs is (default /sys/kernel/debug; for tests)", "DIR" },
+        { "ctrl-addr", 0, 0, G_OPTION_ARG_STRING, &o.ctrl_addr, "rank 0's control address (default: host 0's address in the map)", "IPV4" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     GOptionContext *ctx = g_option_context_new("SCHEDULE -o DIR");
@@ -107,60 +294,15 @@ int cmd_replay(int argc, char **argv)
     struct scenario *sc = NULL;
     struct topology *topo = NULL;
     struct mpi_split ms = { 0 };
-    if (!g_option_context_parse(ctx, &argc, &argv, &err) || argc != 2 || !out) {
+    if (!g_option_context_parse(ctx, &argc, &argv, &err) || argc != 2 || !o.out) {
         fprintf(stderr, "rocesim replay: %s\n", err ? err->message : "expected SCHEDULE and -o DIR");
         goto done;
     }
-    const char *tr = transport ? transport : "udp";
-    if (strcmp(tr, "udp") && strcmp(tr, "verbs")) {
-        fprintf(stderr, "rocesim replay: --transport %s: expected verbs or udp\n", tr);
-        goto done;
-    }
-    if (gid && strcmp(gid, "auto") && !g_ascii_string_to_unsigned(gid, 10, 0, 255, NULL, NULL)) {
-        fprintf(stderr, "rocesim replay: --gid-index %s: expected auto or a number 0..255\n", gid);
-        goto done;
-    }
+    const char *tr = o.transport ? o.transport : "udp";
     int64_t timeout_ns = 30000000000LL, rto_ns = 20000000, sample_ns = 100000000;
-    if ((timeout && !parse_time_opt("--timeout", timeout, &timeout_ns)) ||
-        (sample && !parse_time_opt("--sample-interval", sample, &sample_ns)) ||
-        (rto && !parse_time_opt("--rto", rto, &rto_ns)))
+    if ((rc = check_options(&o, tr, &timeout_ns, &rto_ns, &sample_ns)) != 0)
         goto done;
-    if (timeout_ns <= 0 || rto_ns <= 0) {
-        fprintf(stderr, "rocesim replay: --timeout and --rto must be positive\n");
-        goto done;
-    }
-    if (test_ce_every < 0) {
-        fprintf(stderr, "rocesim replay: --test-ce-every %d: expected 0 (off) or a count N > 0\n", test_ce_every);
-        goto done;
-    }
-    if (strcmp(tr, "udp") && (cc_opt || test_ce_every)) {
-        fprintf(stderr, "rocesim replay: --%s is for the udp transport: with verbs the NIC runs its own "
-                        "congestion control (its knobs are recorded in summary.json)\n",
-                cc_opt ? "cc" : "test-ce-every");
-        goto done;
-    }
-    if (cc_opt) {
-        /* the registry's names; which of them the udp transport runs is decided below */
-        char **names = g_strsplit(CC_CHOICES, "|", -1);
-        gboolean known = g_strv_contains((const char *const *)names, cc_opt);
-        g_strfreev(names);
-        if (!known) {
-            fprintf(stderr, "rocesim replay: --cc %s: expected one of %s (the udp transport runs "
-                            "none or dcqcn)\n", cc_opt, CC_CHOICES);
-            goto done;
-        }
-    }
-    if (!scenario && (sets || (cc_opt && strcmp(cc_opt, "none")))) {
-        fprintf(stderr, "rocesim replay: %s needs --scenario: the congestion control's knobs come "
-                        "from the scenario, read as a simulation reads them\n",
-                sets ? "--set" : "--cc");
-        goto done;
-    }
-    if (udp_port <= 0 || udp_port > 65535 || ctrl_port <= 0 || ctrl_port > 65535 || window <= 0 ||
-        mtu < 0 || mtu > 9000 || !(drop >= 0 && drop <= 0.5)) {
-        fprintf(stderr, "rocesim replay: --udp-port/--ctrl-port 1..65535, --window > 0, --mtu 1..9000, --drop 0..0.5\n");
-        goto done;
-    }
+    rc = 2;
     if (!mpi_split_detect(&ms, &err)) {
         fprintf(stderr, "rocesim replay: %s\n", err->message);
         goto done;
@@ -172,80 +314,30 @@ int cmd_replay(int argc, char **argv)
     uint32_t nhosts = s->meta.present ? s->meta.hosts : 0;
     for (uint32_t i = 0; i < schedule_count(s); i++)
         nhosts = MAX(nhosts, MAX(schedule_get(s, i)->src, schedule_get(s, i)->dst) + 1);
-    if (subset && !hosts) {
+    if (o.subset && !o.hosts) {
         fprintf(stderr, "rocesim replay: --subset needs --hosts (the map says which hosts are there)\n");
         goto done;
     }
-    if (!subset && (uint32_t)ms.size != nhosts) {
+    if (!o.subset && (uint32_t)ms.size != nhosts) {
         fprintf(stderr, "rocesim replay: %s has %u hosts but %d rank(s) were started: start one "
                         "rank per schedule host (mpirun -np %u)%s\n", argv[1], nhosts, ms.size, nhosts,
-                hosts ? ", or give --subset to replay only the hosts the map names" : "");
+                o.hosts ? ", or give --subset to replay only the hosts the map names" : "");
         goto done;
     }
-    if (scenario) {
-        /* --cc is the scenario's [nic] cc, so the loader validates it and picks the knobs */
-        GPtrArray *all = g_ptr_array_new_with_free_func(g_free);
-        for (char **p = sets; p && *p; p++)
-            g_ptr_array_add(all, g_strdup(*p));
-        if (cc_opt)
-            g_ptr_array_add(all, g_strdup_printf("nic.cc=%s", cc_opt));
-        g_ptr_array_add(all, NULL);
-        sc = scenario_load(scenario, (const char *const *)all->pdata, &err);
-        g_ptr_array_free(all, TRUE);
-        if (!sc || !(topo = topology_build(sc, &err))) {
-            fprintf(stderr, "rocesim replay: %s\n", err->message);
-            goto done;
-        }
-        char *dg = topology_digest(topo);
-        gboolean same = !s->meta.present || !s->meta.topology || !*s->meta.topology ||
-                        !strcmp(dg, s->meta.topology);
-        if (!same)
-            fprintf(stderr, "rocesim replay: --scenario %s: its topology (%s) is not the one the "
-                            "schedule was made for (%s)\n", scenario, dg, s->meta.topology);
-        g_free(dg);
-        if (!same)
-            goto done;
-    }
-    if (hosts) {
-        if (!(map = subset ? hostmap_read_subset(hosts, &err) : hostmap_read(hosts, &err))) {
-            fprintf(stderr, "rocesim replay: %s\n", err->message);
-            goto done;
-        }
-        if (map->n > nhosts || (!subset && map->n != nhosts)) {
-            fprintf(stderr, "rocesim replay: %s maps %s%u hosts, the schedule has %u%s\n", hosts,
-                    subset ? "hosts up to " : "", subset ? map->n - 1 : map->n, nhosts,
-                    subset ? "" : " (give --subset to replay only the mapped hosts' part)");
-            goto done;
-        }
-        if (subset) {
-            guint8 *mapped = g_new0(guint8, nhosts ? nhosts : 1);
-            memcpy(mapped, map->mapped, map->n);
-            gboolean sok = schedule_subset(s, nhosts, mapped, &sub, &err);
-            g_free(mapped);
-            if (!sok) {
-                fprintf(stderr, "rocesim replay: %s: %s\n", hosts, err->message);
-                goto done;
-            }
-            if ((uint32_t)ms.size != sub.ranks) {
-                fprintf(stderr, "rocesim replay: %s maps %u of the schedule's %u hosts but %d rank(s) "
-                                "were started: start one rank per mapped host (mpirun -np %u)\n",
-                        hosts, sub.ranks, nhosts, ms.size, sub.ranks);
-                goto done;
-            }
-        }
-    } else {
-        map = hostmap_loopback(nhosts);
-    }
+    if (o.scenario && !load_scenario(&o, s, &sc, &topo))
+        goto done;
+    if (!load_map(&o, s, nhosts, ms.size, &map, &sub))
+        goto done;
     uint64_t rate_bps = s->meta.present ? s->meta.host_rate_bps : 0;
-    if (rate) {
+    if (o.rate) {
         char *why = NULL;
-        if (!units_parse_rate(rate, &rate_bps, &why)) {
-            fprintf(stderr, "rocesim replay: --rate %s: %s\n", rate, why);
+        if (!units_parse_rate(o.rate, &rate_bps, &why)) {
+            fprintf(stderr, "rocesim replay: --rate %s: %s\n", o.rate, why);
             g_free(why);
             goto done;
         }
     }
-    uint32_t m = mtu ? (uint32_t)mtu : s->meta.present ? s->meta.mtu : 1024;
+    uint32_t m = o.mtu ? (uint32_t)o.mtu : s->meta.present ? s->meta.mtu : 1024;
     if (m > 9000) {
         fprintf(stderr, "rocesim replay: the schedule's mtu %u is larger than a datagram of the "
                         "udp transport may carry here (9000); give --mtu\n", m);
@@ -253,37 +345,13 @@ int cmd_replay(int argc, char **argv)
     }
     const struct cc_ops *cc = NULL;
     uint64_t cc_line = 0;
-    if (!strcmp(tr, "udp") && sc) {
-        const char *why = NULL;
-        cc = udp_cc_for(sc, &why);
-        const char *asked = cc_ops_for(sc->cc)->name;
-        if (!cc && cc_opt) {
-            fprintf(stderr, "rocesim replay: --cc %s: %s\n", cc_opt, why);
-            goto done;
-        }
-        if (!cc) {
-            if (ms.rank == 0)
-                fprintf(stderr, "rocesim replay: warning: %s: [nic] cc = %s: %s; replaying without "
-                                "congestion control\n", scenario, asked, why);
-            cc = &cc_none_ops;
-            cc_source = g_strdup_printf("none: %s's [nic] cc = %s cannot run on the udp transport",
-                                        scenario, asked);
-        } else {
-            cc_source = g_strdup_printf("%s, knobs from %s%s ([nic] cc_preset = %s)",
-                                        cc_opt ? "--cc" : "the scenario's [nic] cc", scenario,
-                                        sets ? " with --set" : "", sc->cc_preset);
-        }
-        /* unpaced (--rate 0): the algorithm still needs a line rate, the scenario's */
-        if (!rate_bps && cc != &cc_none_ops)
-            cc_line = sc->host_rate;
-    } else if (!strcmp(tr, "udp")) {
-        cc_source = g_strdup(cc_opt ? "--cc none" : "none: no --scenario");
-    }
+    if (!choose_cc(&o, tr, sc, rate_bps, ms.rank, &cc, &cc_line, &cc_source))
+        goto done;
     /* the schedule host this rank plays */
-    uint32_t me = subset ? sub.rank_host[ms.rank] : (uint32_t)ms.rank;
+    uint32_t me = o.subset ? sub.rank_host[ms.rank] : (uint32_t)ms.rank;
     const char *map_dev = strcmp(map->h[me].device, "-") ? map->h[me].device : NULL;
     if (!strcmp(tr, "verbs")) {
-        const char *dev = device ? device : map_dev;
+        const char *dev = o.device ? o.device : map_dev;
         struct ibv_context *vc = verbs_open(verbs_real(), dev, &err);
         if (!vc) {
             fprintf(stderr, "rocesim replay: rank %d: %s\n", ms.rank, err->message);
@@ -295,23 +363,23 @@ int cmd_replay(int argc, char **argv)
     }
     struct in_addr *addr = g_new(struct in_addr, ms.size);
     for (int k = 0; k < ms.size; k++)
-        addr[k] = map->h[subset ? sub.rank_host[k] : (uint32_t)k].addr;
+        addr[k] = map->h[o.subset ? sub.rank_host[k] : (uint32_t)k].addr;
     char a0[INET_ADDRSTRLEN];
     inet_ntop(AF_INET, &addr[0], a0, sizeof a0);
     struct ideal_ctx ic = { sc, topo, rate_bps, m };
     struct replay_config c = {
-        .sched = subset ? sub.run : s, .out_sched = subset ? sub.out : NULL,
-        .rank_host = subset ? sub.rank_host : NULL, .schedule_path = argv[1], .rank = ms.rank, .size = ms.size, .addr = addr,
-        .ctrl_addr = ctrl_addr ? ctrl_addr : a0, .ctrl_port = (uint16_t)ctrl_port,
-        .udp_port = (uint16_t)udp_port, .mtu = m, .rate_bps = rate_bps, .window = (uint32_t)window, .drop = drop,
+        .sched = o.subset ? sub.run : s, .out_sched = o.subset ? sub.out : NULL,
+        .rank_host = o.subset ? sub.rank_host : NULL, .schedule_path = argv[1], .rank = ms.rank, .size = ms.size, .addr = addr,
+        .ctrl_addr = o.ctrl_addr ? o.ctrl_addr : a0, .ctrl_port = (uint16_t)o.ctrl_port,
+        .udp_port = (uint16_t)o.udp_port, .mtu = m, .rate_bps = rate_bps, .window = (uint32_t)o.window, .drop = o.drop,
         .cc = cc, .scenario = sc, .cc_line_bps = cc_line, .cc_source = cc_source,
-        .test_ce_every = (uint32_t)test_ce_every,
+        .test_ce_every = (uint32_t)o.test_ce_every,
         .rto_ns = rto_ns, .timeout_ns = timeout_ns, .start_delay_ns = 100000000,
-        .ideal = ideal_ps, .ideal_ctx = &ic, .out_dir = out, .transport = tr, .stop = &stop_flag,
-        .device = device ? device : map_dev,
-        .gid_index = gid && strcmp(gid, "auto") ? atoi(gid) : -1,
-        .capture_iface = capture, .ib_root = sysfs_ib, .sample_interval_ns = sample_ns,
-        .netdev = map->h[me].netdev, .net_root = sysfs_net, .debugfs_root = debugfs,
+        .ideal = ideal_ps, .ideal_ctx = &ic, .out_dir = o.out, .transport = tr, .stop = &stop_flag,
+        .device = o.device ? o.device : map_dev,
+        .gid_index = o.gid && strcmp(o.gid, "auto") ? atoi(o.gid) : -1,
+        .capture_iface = o.capture, .ib_root = o.sysfs_ib, .sample_interval_ns = sample_ns,
+        .netdev = map->h[me].netdev, .net_root = o.sysfs_net, .debugfs_root = o.debugfs,
     };
     struct sigaction sa = { .sa_handler = on_signal };
     sigaction(SIGINT, &sa, NULL);
@@ -333,23 +401,7 @@ done:
     schedule_free(s);
     topology_free(topo);
     scenario_free(sc);
-    g_free(hosts);
-    g_free(transport);
-    g_free(device);
-    g_free(gid);
-    g_free(scenario);
-    g_free(timeout);
-    g_free(out);
-    g_free(rate);
-    g_free(rto);
-    g_free(ctrl_addr);
-    g_free(sysfs_net);
-    g_free(debugfs);
-    g_free(sysfs_ib);
-    g_free(capture);
-    g_free(sample);
-    g_free(cc_opt);
+    replay_opts_clear(&o);
     g_free(cc_source);
-    g_strfreev(sets);
     return rc;
 }
