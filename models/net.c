@@ -18,6 +18,12 @@ struct sampler {
     struct timer tick;
 };
 
+/* The DWRR quantum per weight unit: one jumbo frame (9216 B), so every visit can send. */
+#define DWRR_QUANTUM_BYTES 9216
+/* Knuth's multiplicative hash constant (2^32 / golden ratio): spreads switch numbers over the
+ * 32-bit ECMP hash seeds. */
+#define HASH_SEED_MULT 0x9e3779b1u
+
 /* ---------- packet pool ---------- */
 
 uint32_t pkt_alloc(struct net *n)
@@ -553,7 +559,7 @@ static void build_switches(struct net *n)
             for (uint32_t k = 0; k < FLOWLET_SLOTS; k++)
                 w->flowlets[k] = (struct flowlet){ .last = SIMTIME_NEVER };
         }
-        w->hash_seed = (uint32_t)(w->node * 0x9e3779b1u) ^ (uint32_t)sc->seed;
+        w->hash_seed = (uint32_t)(w->node * HASH_SEED_MULT) ^ (uint32_t)sc->seed;
         w->no_ecn = topo->nodes[w->node].layer >= LAYER_GPU && topo->nodes[w->node].layer <= LAYER_NIC;
         struct mmu_config mc = { .buffer = sc->buffer, .reserve = sc->reserve, .xon_offset = sc->xon_offset,
                                  .xoff_static = sc->xoff, .alpha = sc->pfc_alpha, .egress_alpha = sc->egress_alpha,
@@ -567,9 +573,8 @@ static void build_switches(struct net *n)
         g_free(mp);
     }
     n->ctrl_prio_mask = (uint8_t)((1u << sc->cnp_priority) | (1u << sc->ack_priority));
-    /* a quantum of at least one jumbo frame per weight unit, so every visit can send */
     for (int q = 0; q < NPRIO; q++)
-        n->dwrr_quantum[q] = 9216 * sc->dwrr_weight[q];
+        n->dwrr_quantum[q] = DWRR_QUANTUM_BYTES * sc->dwrr_weight[q];
 }
 
 static void build_hosts(struct net *n)
