@@ -1001,52 +1001,6 @@ static bool write_outputs(struct stats *s, const char *dir, const char *files_ar
     return ok;
 }
 
-/* An existing output folder is replaced only if it is a results folder (has summary.json). */
-static bool check_outdir(const char *out, GError **err)
-{
-    if (!g_file_test(out, G_FILE_TEST_EXISTS))
-        return true;
-    char *summary = g_build_filename(out, "summary.json", NULL);
-    bool ok = g_file_test(out, G_FILE_TEST_IS_DIR) && !g_file_test(out, G_FILE_TEST_IS_SYMLINK) &&
-              g_file_test(summary, G_FILE_TEST_IS_REGULAR);
-    g_free(summary);
-    if (!ok)
-        g_set_error(err, G_FILE_ERROR, G_FILE_ERROR_EXIST,
-                    "output %s exists and is not a results folder (no summary.json): "
-                    "not replacing it", out);
-    return ok;
-}
-
-static bool install_outdir(const char *tmp, const char *out, GError **err)
-{
-    char *old = NULL;
-    if (g_file_test(out, G_FILE_TEST_EXISTS)) {
-        if (!check_outdir(out, err))
-            return false;
-        old = g_strdup_printf("%s.old-XXXXXX", out);
-        if (!g_mkdtemp(old) || g_rename(out, old) != 0) {
-            int e = errno;
-            g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e),
-                        "cannot move the previous %s aside: %s", out, g_strerror(e));
-            g_free(old);
-            return false;
-        }
-    }
-    if (g_rename(tmp, out) != 0) {
-        int e = errno;
-        g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(e), "cannot rename %s to %s: %s",
-                    tmp, out, g_strerror(e));
-        if (old)
-            g_rename(old, out);
-        g_free(old);
-        return false;
-    }
-    if (old)
-        rmtree(old);
-    g_free(old);
-    return true;
-}
-
 static void stats_free(struct stats *s)
 {
     for (guint i = 0; i < s->nnodes; i++) {
@@ -1107,7 +1061,8 @@ enum pcap_stats_outcome pcap_stats_run(const struct pcap_stats_opts *o)
     gboolean absolute = o->absolute_time;
     GError *err = NULL;
     int status = 2;
-    char *tmp = NULL, *files_arg = NULL;
+    char *files_arg = NULL;
+    struct results_dir rd = { 0 };
     struct stats s = { 0 };
     simtime_t interval_ps = 0;
     uint64_t bps = 0;
@@ -1132,7 +1087,7 @@ enum pcap_stats_outcome pcap_stats_run(const struct pcap_stats_opts *o)
     /* "dir/" would put the temporary folder inside dir: name the folder itself. */
     for (size_t l = strlen(out); l > 1 && out[l - 1] == '/'; l--)
         out[l - 1] = '\0';
-    if (!check_outdir(out, &err)) {
+    if (!results_check_target(out, &err)) { /* before reading: a refused -o costs nothing */
         g_printerr("rocesim pcap-stats: %s\n", err->message);
         goto done;
     }
@@ -1189,25 +1144,21 @@ enum pcap_stats_outcome pcap_stats_run(const struct pcap_stats_opts *o)
         warn(&s, "%" G_GUINT64_FORMAT " records are timestamped before the time origin (the first record of "
                  "the earliest file; timestamps out of order): counted at t = 0", s.before_origin);
 
-    tmp = g_strdup_printf("%s.tmp-XXXXXX", out);
-    if (!g_mkdtemp(tmp)) {
-        int e = errno;
-        status = e == ENOSPC || e == EDQUOT ? 1 : 2; /* a full disk, or a bad -o */
-        g_printerr("rocesim pcap-stats: cannot create %s: %s\n", tmp, g_strerror(e));
-        g_free(tmp);
-        tmp = NULL;
+    /* the folder install of every results folder (results_io/folder.c): a temporary sibling,
+     * renamed into place when complete */
+    if (!results_begin(&rd, out, &err)) {
+        /* a full disk, or a bad -o */
+        status = err->domain == G_FILE_ERROR && err->code == G_FILE_ERROR_NOSPC ? 1 : 2;
+        g_printerr("rocesim pcap-stats: %s\n", err->message);
         goto done;
     }
     status = 1; /* the input was good: what fails from here on is writing (README: exit 1) */
     files_arg = g_strjoinv(" ", files);
     double wall = (double)(g_get_monotonic_time() - wall0) / 1e6;
-    if (!write_outputs(&s, tmp, files_arg, interval_arg, rate_arg, wall, &err) ||
-        !install_outdir(tmp, out, &err)) {
+    if (!write_outputs(&s, rd.tmp, files_arg, interval_arg, rate_arg, wall, &err) || !results_commit(&rd, &err)) {
         g_printerr("rocesim pcap-stats: %s\n", err->message);
         goto done;
     }
-    g_free(tmp);
-    tmp = NULL;
     printf("pcap-stats: %" G_GUINT64_FORMAT " records from %u file%s, %u flows -> %s\n",
            s.records, s.nnodes, s.nnodes == 1 ? "" : "s", s.flow_list->len, out);
     for (guint i = 0; i < s.warnings->len; i++)
@@ -1215,10 +1166,7 @@ enum pcap_stats_outcome pcap_stats_run(const struct pcap_stats_opts *o)
     status = 0;
 
 done:
-    if (tmp) {
-        rmtree(tmp);
-        g_free(tmp);
-    }
+    results_abort(&rd); /* nothing half-written is left: a no-op once committed */
     if (err)
         g_error_free(err);
     g_free(why);
