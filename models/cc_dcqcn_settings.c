@@ -117,14 +117,6 @@ static const struct preset presets[] = {
         { NULL, NULL } } },
 };
 
-static const struct cfg_key *dcqcn_key(const char *name)
-{
-    for (size_t i = 0; cc_dcqcn_keys[i].section; i++)
-        if (!strcmp(cc_dcqcn_keys[i].key, name))
-            return &cc_dcqcn_keys[i];
-    return NULL;
-}
-
 gboolean cc_dcqcn_derive(void *params, struct scenario *s, GKeyFile *kf, GError **err)
 {
     struct dcqcn_params *dp = params;
@@ -148,7 +140,7 @@ gboolean cc_dcqcn_derive(void *params, struct scenario *s, GKeyFile *kf, GError 
                                            25000000000u)); /* 128 bits: no overflow at any host rate */
         else
             v = g_strdup(kv->value);
-        gboolean ok = cfg_set_value(&block, dcqcn_key(kv->key), s->path, v, err);
+        gboolean ok = cfg_set_value(&block, cfg_find(&block, "dcqcn", kv->key), s->path, v, err);
         g_free(v);
         if (!ok)
             return FALSE;

@@ -102,28 +102,18 @@ static size_t scenario_blocks(const struct scenario *s, struct cfg_block *out)
     return n;
 }
 
+/* The key SECTION.KEY (KEY NULL: any key of SECTION) in the scenario's blocks, and its block. */
 static const struct cfg_key *find_key(const struct cfg_block *b, size_t nb, const char *section, const char *key,
                                       const struct cfg_block **owner)
 {
-    for (size_t j = 0; j < nb; j++)
-        for (size_t i = 0; i < b[j].n; i++)
-            if (!strcmp(b[j].keys[i].section, section) && !strcmp(b[j].keys[i].key, key)) {
-                *owner = &b[j];
-                return &b[j].keys[i];
-            }
+    for (size_t j = 0; j < nb; j++) {
+        const struct cfg_key *k = cfg_find(&b[j], section, key);
+        if (k) {
+            *owner = &b[j];
+            return k;
+        }
+    }
     return NULL;
-}
-
-static bool find_key_in_section(const struct cfg_block *b, size_t nb, const char *section,
-                                const struct cfg_block **owner)
-{
-    for (size_t j = 0; j < nb; j++)
-        for (size_t i = 0; i < b[j].n; i++)
-            if (!strcmp(b[j].keys[i].section, section)) {
-                *owner = &b[j];
-                return true;
-            }
-    return false;
 }
 
 bool scenario_key_at(size_t i, struct scenario_key_info *out)
@@ -487,7 +477,7 @@ struct scenario *scenario_load(const char *path, const char *const *sets, GError
             *(grp[0] == 's' ? &s->server : &s->cluster) = cfg_load_raw(kf, grp);
         else if (!strcmp(grp, "sweep"))
             continue; /* read by `rocesim sweep` and `rocesim tune` (tune/sweep.c); `run` ignores it */
-        else if (!find_key_in_section(b, nb, grp, &owner)) {
+        else if (!find_key(b, nb, grp, NULL, &owner)) {
             char *names = section_names(b, nb);
             g_set_error(err, SCENARIO_ERROR, 1, "%s: [%s]: unknown section: expected %s", path, grp, names);
             g_free(names);

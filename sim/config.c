@@ -354,6 +354,14 @@ static gboolean no_duplicate_groups(const char *path, const char *contents, GErr
 }
 
 
+const struct cfg_key *cfg_find(const struct cfg_block *b, const char *section, const char *key)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (!strcmp(b->keys[i].section, section) && (!key || !strcmp(b->keys[i].key, key)))
+            return &b->keys[i];
+    return NULL;
+}
+
 size_t cfg_count(const struct cfg_key *keys)
 {
     size_t n = 0;

@@ -38,6 +38,9 @@ struct cfg_block {
     void *base;
 };
 
+/* The key SECTION.KEY of a block (KEY NULL: its first key of SECTION), or NULL. */
+const struct cfg_key *cfg_find(const struct cfg_block *b, const char *section, const char *key);
+
 /* Formats an error for a key (value and key may be NULL). */
 void cfg_key_error(GError **err, const char *path, const char *section, const char *key, const char *value,
                    const char *fmt, ...) G_GNUC_PRINTF(6, 7);

@@ -9,11 +9,8 @@
 
 static void test_pointer_survives_growth(void)
 {
-    char *p = test_data_path("minimal.ini");
+    struct scenario *s = test_scenario_load("minimal.ini", NULL);
     GError *err = NULL;
-    struct scenario *s = scenario_load(p, NULL, &err);
-    g_free(p);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     struct topology *topo = topology_build(s, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(topo);
     struct schedule *sched = workload_build_all(s, topo, &err);

@@ -304,9 +304,9 @@ static void permutation(void)
  * run.py's R_AI of 40 Mb/s the multiplicative step scales all flows alike and keeps the
  * start-up ratios for hundreds of RTTs, the reference's own behaviour, so that row is open
  * (README "HPCC"). */
-/* Wire bits (frame + FCS + preamble + IFG) in a capture over [t0, t1) ns of the RoCE frames
- * from host `src` to host `dst` (-1: any). */
-static double captured_bits(const char *dir, const char *file, double t0, double t1, int src, int dst)
+/* Calls fn for every record of DIR/FILE; FALSE when the capture cannot be read. */
+static gboolean each_record(const char *dir, const char *file, void (*fn)(void *ctx, const struct pcap_record *rec),
+                            void *ctx)
 {
     char *p = g_build_filename(dir, file, NULL);
     GError *err = NULL;
@@ -314,60 +314,82 @@ static double captured_bits(const char *dir, const char *file, double t0, double
     g_free(p);
     if (!r) {
         g_clear_error(&err);
-        return NAN;
+        return FALSE;
     }
     struct pcap_record rec;
-    double bits = 0;
-    uint8_t want_src[6], want_dst[6];
-    frame_host_mac(src < 0 ? 0 : (uint32_t)src, want_src);
-    frame_host_mac(dst < 0 ? 0 : (uint32_t)dst, want_dst);
     while (pcap_reader_next(r, &rec, &err) == 1)
-        if (rec.t_ns >= t0 && rec.t_ns < t1 && rec.cap_len >= 12 && (dst < 0 || !memcmp(rec.data, want_dst, 6)) &&
-            (src < 0 || !memcmp(rec.data + 6, want_src, 6)))
-            bits += 8.0 * (rec.orig_len + FCS_BYTES + WIRE_EXTRA_BYTES);
+        fn(ctx, &rec);
     g_clear_error(&err);
     pcap_reader_close(r);
-    return bits;
+    return TRUE;
+}
+
+/* A frame's bits on the wire: frame + FCS + preamble + IFG. */
+static double wire_bits(const struct pcap_record *rec) { return 8.0 * (rec->orig_len + FCS_BYTES + WIRE_EXTRA_BYTES); }
+
+struct bits_ctx {
+    double t0, t1, bits;
+    int src, dst;
+    uint8_t want_src[6], want_dst[6];
+};
+
+static void count_bits(void *ctx, const struct pcap_record *rec)
+{
+    struct bits_ctx *c = ctx;
+    if (rec->t_ns >= c->t0 && rec->t_ns < c->t1 && rec->cap_len >= 12 && (c->dst < 0 || !memcmp(rec->data, c->want_dst, 6)) &&
+        (c->src < 0 || !memcmp(rec->data + 6, c->want_src, 6)))
+        c->bits += wire_bits(rec);
+}
+
+/* Wire bits in a capture over [t0, t1) ns of the RoCE frames from host `src` to host `dst`
+ * (-1: any); NAN when the capture cannot be read. */
+static double captured_bits(const char *dir, const char *file, double t0, double t1, int src, int dst)
+{
+    struct bits_ctx c = { .t0 = t0, .t1 = t1, .src = src, .dst = dst };
+    frame_host_mac(src < 0 ? 0 : (uint32_t)src, c.want_src);
+    frame_host_mac(dst < 0 ? 0 : (uint32_t)dst, c.want_dst);
+    return each_record(dir, file, count_bits, &c) ? c.bits : NAN;
 }
 
 /* The start of the first 20-us window from which on, up to t_end ns, every window's per-flow
  * wire throughputs (flows from hosts 1..n to host 0) are within 10% of their mean; NAN
  * when the capture cannot be read. */
 #define FAIR_WINDOW_NS 20000.0
+struct windows_ctx {
+    int n;                /* flows from hosts 1..n */
+    size_t nw;            /* windows */
+    double *bits;         /* [window * n + flow] */
+    uint8_t mac[8][6];    /* the senders' MACs (n <= 8) */
+};
+
+static void window_bits(void *ctx, const struct pcap_record *rec)
+{
+    struct windows_ctx *c = ctx;
+    size_t w = (size_t)(rec->t_ns / FAIR_WINDOW_NS);
+    for (int h = 0; h < c->n && w < c->nw && rec->cap_len >= 12; h++)
+        if (!memcmp(rec->data + 6, c->mac[h], 6))
+            c->bits[w * (size_t)c->n + (size_t)h] += wire_bits(rec);
+}
+
 static double fair_from(const char *dir, const char *file, int n, double t_end)
 {
-    char *p = g_build_filename(dir, file, NULL);
-    GError *err = NULL;
-    struct pcap_reader *r = pcap_reader_open(p, &err);
-    g_free(p);
-    if (!r) {
-        g_clear_error(&err);
-        return NAN;
-    }
-    size_t nw = (size_t)(t_end / FAIR_WINDOW_NS);
-    double *bits = g_new0(double, nw * (size_t)n);
-    uint8_t mac[6];
-    struct pcap_record rec;
-    while (pcap_reader_next(r, &rec, &err) == 1) {
-        size_t w = (size_t)(rec.t_ns / FAIR_WINDOW_NS);
-        for (int h = 1; h <= n && w < nw && rec.cap_len >= 12; h++) {
-            frame_host_mac((uint32_t)h, mac);
-            if (!memcmp(rec.data + 6, mac, 6))
-                bits[w * (size_t)n + (size_t)(h - 1)] += 8.0 * (rec.orig_len + FCS_BYTES + WIRE_EXTRA_BYTES);
+    struct windows_ctx c = { .n = n, .nw = (size_t)(t_end / FAIR_WINDOW_NS) };
+    c.bits = g_new0(double, c.nw * (size_t)n);
+    for (int h = 0; h < n; h++)
+        frame_host_mac((uint32_t)h + 1, c.mac[h]);
+    double from = NAN;
+    if (each_record(dir, file, window_bits, &c)) {
+        from = 0;
+        for (size_t w = 0; w < c.nw; w++) {
+            double mean = 0;
+            for (int h = 0; h < n; h++)
+                mean += c.bits[w * (size_t)n + (size_t)h] / n;
+            for (int h = 0; h < n; h++)
+                if (fabs(c.bits[w * (size_t)n + (size_t)h] - mean) > 0.1 * mean)
+                    from = (double)(w + 1) * FAIR_WINDOW_NS;
         }
     }
-    g_clear_error(&err);
-    pcap_reader_close(r);
-    double from = 0;
-    for (size_t w = 0; w < nw; w++) {
-        double mean = 0;
-        for (int h = 0; h < n; h++)
-            mean += bits[w * (size_t)n + (size_t)h] / n;
-        for (int h = 0; h < n; h++)
-            if (fabs(bits[w * (size_t)n + (size_t)h] - mean) > 0.1 * mean)
-                from = (double)(w + 1) * FAIR_WINDOW_NS;
-    }
-    g_free(bits);
+    g_free(c.bits);
     return from;
 }
 
