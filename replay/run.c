@@ -3,7 +3,6 @@
 #define _GNU_SOURCE
 #include "replay/replay.h"
 #include <poll.h>
-#include <sys/prctl.h>
 #include <time.h>
 #include <arpa/inet.h>
 #include <string.h>
@@ -370,9 +369,6 @@ static GBytes *make_report(struct rank_state *r, gboolean complete)
     return g_byte_array_free_to_bytes(b);
 }
 
-/* 1 us: below the pacing gap of a 1500-B frame at 10 Gb/s */
-#define REPLAY_TIMER_SLACK_NS 1000UL
-
 gboolean replay_run(const struct replay_config *c, enum replay_status *status, GError **err)
 {
     struct rank_state r = { .c = c, .s = c->sched };
@@ -380,9 +376,6 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
     GBytes **reports = NULL;
     int size = c->size;
     *status = REPLAY_INCOMPLETE;
-    /* the service loop paces in software with ppoll timeouts: Linux lets a sleep overrun by
-     * the timer slack (50 us by default), which spaces packets and CNPs wider than asked */
-    prctl(PR_SET_TIMERSLACK, REPLAY_TIMER_SLACK_NS, 0, 0, 0);
     if (!setup(&r, err))
         goto out;
     int64_t setup_deadline = ctrl_now_ns() + MAX(c->timeout_ns, 5000000000LL);
