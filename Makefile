@@ -23,7 +23,7 @@ TESTS_SAN := $(patsubst tests/%.c,build/tests-san/%,$(TEST_SRCS))
 # Debian packages the project needs; `make deps` installs the missing ones.
 DEB_PKGS := build-essential pkg-config libglib2.0-dev libjson-glib-dev libpcap-dev zlib1g-dev \
             libibverbs-dev librdmacm-dev libcunit1-dev gnuplot-nox
-DEB_CHECK_PKGS := tshark chromium openmpi-bin libopenmpi-dev iproute2 clang libclang-rt-14-dev
+DEB_CHECK_PKGS := tshark chromium openmpi-bin libopenmpi-dev iproute2 ethtool clang libclang-rt-14-dev
 
 # libFuzzer harnesses (tests/fuzz/fuzz_*.c), built with clang against a clang ASan+UBSan
 # build of the library. `make fuzz` fuzzes each for FUZZ_SECONDS into build/fuzz/corpus/;

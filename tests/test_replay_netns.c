@@ -64,15 +64,16 @@ static int out_of_tolerance(const char *json, const char *key, double *a, double
     return r;
 }
 
-/* The incast at 1 Gbit/s: replay FCTs (median) within 15% of the simulation's, as `rocesim
- * compare -t 15%` reports them. Up to three replays: on a shared two-CPU machine one rank can
- * be descheduled for milliseconds, which is the machine, not the replay. */
+/* The incast at 1 Gbit/s, 2 MB per sender: replay FCTs (median) within 15% of the
+ * simulation's, as `rocesim compare -t 15%` reports them. Up to three replays: on a shared
+ * two-CPU machine one rank can be descheduled for milliseconds, which is the machine, not the
+ * replay. */
 static void test_incast_fct_vs_simulation(void)
 {
     if (!have_netns())
         return;
     char *dir = test_tmpdir();
-    char *ini = test_data_path("replay/incast4-jumbo.ini");
+    char *ini = test_data_path("replay/incast4-jumbo-long.ini");
     char *sched = g_build_filename(dir, "job.sched", NULL), *sim = g_build_filename(dir, "sim", NULL);
     const char *sargs[] = { "schedule", ini, "-o", sched, NULL };
     CU_ASSERT_EQUAL_FATAL(test_rocesim(sargs, NULL, NULL, NULL), 0);
@@ -102,9 +103,12 @@ static void test_incast_fct_vs_simulation(void)
             double a = 0, b = 0;
             int oot = out_of_tolerance(cj, "fct_p50_ns", &a, &b);
             CU_ASSERT(oot >= 0);
-            fprintf(stderr, "\n  incast FCT p50: simulation %.0f ns, replay %.0f ns (%+.1f%%)%s\n", a, b,
-                    a > 0 ? 100 * (b - a) / a : 0, oot == 0 ? "" : ", outside 15%");
-            within = oot == 0;
+            /* nothing is dropped (the FIFO holds every window) and the lab does not reorder:
+             * a retransmission means the namespaces are not the fabric the simulation is */
+            double rtx = test_metric(lab, "retransmitted_packets");
+            fprintf(stderr, "\n  incast FCT p50: simulation %.0f ns, replay %.0f ns (%+.1f%%)%s, %.0f retransmitted\n",
+                    a, b, a > 0 ? 100 * (b - a) / a : 0, oot == 0 ? "" : ", outside 15%", rtx);
+            within = oot == 0 && rtx == 0;
             g_free(cj);
             g_free(so);
             g_free(se);
