@@ -43,7 +43,6 @@ struct port_rt {
     uint32_t node, local, peer;
     /* packets on the wire toward the peer, in order: only the head has an arrival event,
      * which keeps the event queue as small as the number of busy links */
-    uint32_t flight_head, flight_tail;
     bool is_host;
     bool down;                 /* link-down fault */
     bool dirty;                /* queue changed since the last sample */
