@@ -141,9 +141,9 @@ gboolean faults_schedule(struct net *n, GError **err)
                 scenario_key_error(err, sc, group, "node", node_text, "a nic-stall needs a host");
                 ok = FALSE;
             } else {
-                engine_at(&n->eng, at, stall_begin, n, node);
+                engine_at_on(&n->eng, at, node, stall_begin, n, node);
                 if (dur != SIMTIME_NEVER)
-                    engine_at(&n->eng, at + dur, stall_end, n, node);
+                    engine_at_on(&n->eng, at + dur, node, stall_end, n, node);
             }
         } else if (ok) {
             const char *port_text = g_hash_table_lookup(f->keys, "port");

@@ -41,8 +41,7 @@ struct port_rt {
     /* touched by every packet */
     struct net *net;           /* owner, for event handlers */
     uint32_t node, local, peer;
-    /* packets on the wire toward the peer, in order: only the head has an arrival event,
-     * which keeps the event queue as small as the number of busy links */
+    uint32_t peer_node;        /* the node at the far end: it owns this link's arrivals */
     bool is_host;
     bool down;                 /* link-down fault */
     bool dirty;                /* queue changed since the last sample */

@@ -31,11 +31,11 @@ void nic_init_qp(struct net *n, uint32_t id, uint32_t src, uint32_t dst, uint8_t
     q->msg_head = q->msg_tail = q->cur_msg = NONE32;
     q->next_ready = NONE32;
     q->heap_pos = NONE32;
-    timer_init(&q->rto, &n->eng, rto_fire, n, id);
+    timer_init_on(&q->rto, &n->eng, n->hosts[src].node, rto_fire, n, id);
     n->cc->init(&q->cc, n->sc, (double)n->ports[n->hosts[src].port].rate, 0);
     q->rate_logged = -1;
     if (n->hosts[src].wake.eng == NULL)
-        timer_init(&n->hosts[src].wake, &n->eng, wake_fire, n, src);
+        timer_init_on(&n->hosts[src].wake, &n->eng, n->hosts[src].node, wake_fire, n, src);
 }
 
 /* CNP moderation slots (models.md 1.2): QPs that share a slot share one min_time_between_cnps.

@@ -14,9 +14,9 @@ static void wd_fire(void *ctx, uint64_t arg);
 
 void pfc_init_port(struct net *n, struct port_rt *p)
 {
-    timer_init(&p->pfc_expire, &n->eng, pfc_expire_fire, p, 0);
-    timer_init(&p->pfc_refresh, &n->eng, pfc_refresh_fire, p, 0);
-    timer_init(&p->wd_timer, &n->eng, wd_fire, p, 0);
+    timer_init_on(&p->pfc_expire, &n->eng, p->node, pfc_expire_fire, p, 0);
+    timer_init_on(&p->pfc_refresh, &n->eng, p->node, pfc_refresh_fire, p, 0);
+    timer_init_on(&p->wd_timer, &n->eng, p->node, wd_fire, p, 0);
 }
 
 /* One pause quantum is 512 bit times at the port's speed. */

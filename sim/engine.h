@@ -1,13 +1,31 @@
-/* Discrete-event engine: events run in (time, insertion order). The queue is a radix heap
- * (Ahuja et al.) with 4-bit digits: simulated time never goes backwards, so an event sits in
- * the bucket named by the highest hexadecimal digit in which its time differs from the last
- * time taken out, and by its own value of that digit. Buckets are FIFO arrays and refilling a
- * bucket keeps their order; equal times always share a bucket, so events at the same
- * picosecond run in the order they were scheduled without a sequence number. Push is O(1);
- * an event moves down at most 16 levels (a few in practice). Events are stored inline (no
- * allocation per event; bucket arrays grow geometrically). Timers are cancelled or moved
- * lazily: a timer carries a generation number, and an entry whose generation is stale is
- * skipped. */
+/* Discrete-event engine: events run in time order, ties broken as below. The queue is a
+ * radix heap (Ahuja et al.) with 4-bit digits: simulated time never goes backwards, so an
+ * event sits in the bucket named by the highest hexadecimal digit in which its time differs
+ * from the last time taken out, and by its own value of that digit. Buckets are arrays; push
+ * is O(1); an event moves down at most 16 levels (a few in practice). Events are stored
+ * inline (no allocation per event; bucket arrays grow geometrically). Timers are cancelled or
+ * moved lazily: a timer carries a generation number, and an entry whose generation is stale
+ * is skipped.
+ *
+ * Equal times. Every event runs on an entity (its owner: a node of the fabric, or the
+ * engine's global entity, numbered last) and was scheduled by one (its origin: the owner of
+ * the event running then, or before the run the new event's own owner), which counts the
+ * events it schedules (its sequence). At one time an owner runs its events:
+ *   1. its own (origin = owner) before those others sent it: at a tie a port's departure
+ *      comes before an arrival, which then sees the queue without the packet that left;
+ *   2. then by the origins' turn at that time (a hash of origin and time), so simultaneous
+ *      arrivals from different neighbours go in a fresh random order at every instant
+ *      instead of the lowest-numbered node always first (a fixed order made symmetric HPCC
+ *      flows unfair for 1.5 ms);
+ *   3. then by the origin's sequence, so one origin's events keep their order (then by
+ *      origin, where two turns are equal).
+ * Owners run one after the other in number order (the global entity, which samples, last):
+ * an owner's events at an instant cannot see another owner's, so this order changes nothing
+ * but speed (each owner's state is touched together, in memory order). None of this depends
+ * on how the other entities' events interleave, so it is the same whichever entities share a
+ * worker: the partition-independent tie-break a parallel run (DESIGN.md: conservative
+ * synchronisation, lookahead the smallest link delay between partitions) needs, used by the
+ * sequential engine too. With one entity it is plain insertion order. */
 #ifndef ROCESIM_ENGINE_H
 #define ROCESIM_ENGINE_H
 #include <signal.h>
@@ -18,16 +36,31 @@
 
 typedef void (*event_fn)(void *ctx, uint64_t arg);
 
+/* Where an event stands among those at its time on its owner: `key` is ENGINE_KEY_REMOTE
+ * when origin != owner | the origin's turn at that time (23 bits of a hash of origin and
+ * time) << ENGINE_SEQ_BITS | the origin's sequence number; then the origin. */
+struct engine_key {
+    uint64_t key;
+    uint32_t origin;
+};
+
 struct event {
     simtime_t time;
+    uint64_t key;
     event_fn fn;
     void *ctx;
     uint64_t arg;
+    uint32_t owner;            /* the entity the event runs on */
+    uint32_t origin;           /* the entity that scheduled it */
 };
+
+#define ENGINE_SEQ_BITS 40
+#define ENGINE_MAX_ENTITIES (1u << 31)
+#define ENGINE_KEY_REMOTE (1ull << 63) /* set when origin != owner */
 
 struct bucket {
     struct event *ev;
-    uint32_t head, len, cap;   /* FIFO: live entries are ev[head .. len) */
+    uint32_t head, len, cap;   /* live entries are ev[head .. len); bucket 0's are sorted by key */
 };
 
 /* bucket 0: time == last; bucket 1 + 16 L + d: highest differing digit L, digit value d */
@@ -45,7 +78,14 @@ struct engine {
     bool progress;           /* print progress on stderr */
     volatile sig_atomic_t *interrupt; /* the run stops soon after *interrupt becomes nonzero */
     double wall_start;
+    uint64_t *seq;             /* per entity: events it scheduled */
+    uint32_t entities;         /* model entities 0 .. entities-1; `entities` is the global one */
+    uint32_t cur;              /* owner of the event running, or ENGINE_NONE between events */
+    uint8_t *scratch;          /* sorting a batch of equal-time events */
+    uint32_t scratch_cap;      /* events it has room for */
 };
+
+#define ENGINE_NONE UINT32_MAX
 
 struct timer {
     uint64_t gen;
@@ -54,12 +94,28 @@ struct timer {
     void *ctx;
     uint64_t arg;
     struct engine *eng;
+    uint32_t owner;          /* the entity it fires on (ENGINE_NONE: the global one) */
 };
 
 void engine_init(struct engine *e);
 void engine_free(struct engine *e);
-/* Schedules fn(ctx, arg) at time t (>= now). */
-void engine_at(struct engine *e, simtime_t t, event_fn fn, void *ctx, uint64_t arg);
+/* Declares model entities 0 .. n-1 (before any event is scheduled); the global entity is
+ * then n. Without it there is only the global entity. */
+void engine_set_entities(struct engine *e, uint32_t n);
+static inline uint32_t engine_global(const struct engine *e) { return e->entities; }
+/* Schedules fn(ctx, arg) at time t (>= now), to run on entity `owner`. */
+void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, void *ctx, uint64_t arg);
+/* The key the next event scheduled now for `owner` at time t gets (and counts it). With
+ * engine_insert, an event made by one engine and run by another (a parallel run's
+ * cross-partition event) keeps the key it would have had in a sequential run. */
+struct engine_key engine_stamp(struct engine *e, uint32_t owner, simtime_t t);
+void engine_insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn, void *ctx,
+                   uint64_t arg);
+/* The same on the entity of the event running now (the global entity before the run). */
+static inline void engine_at(struct engine *e, simtime_t t, event_fn fn, void *ctx, uint64_t arg)
+{
+    engine_at_on(e, t, e->cur == ENGINE_NONE ? e->entities : e->cur, fn, ctx, arg);
+}
 static inline void engine_after(struct engine *e, simtime_t dt, event_fn fn, void *ctx, uint64_t arg)
 {
     engine_at(e, e->now + dt, fn, ctx, arg);
@@ -70,8 +126,13 @@ void engine_halt(struct engine *e);
 double engine_wall_seconds(void);
 static inline size_t engine_pending(const struct engine *e) { return e->n; }
 
-/* fn(ctx, arg) runs when the timer fires. */
-void timer_init(struct timer *t, struct engine *e, event_fn fn, void *ctx, uint64_t arg);
+/* fn(ctx, arg) runs on entity `owner` when the timer fires. */
+void timer_init_on(struct timer *t, struct engine *e, uint32_t owner, event_fn fn, void *ctx, uint64_t arg);
+/* A timer of the global entity. */
+static inline void timer_init(struct timer *t, struct engine *e, event_fn fn, void *ctx, uint64_t arg)
+{
+    timer_init_on(t, e, ENGINE_NONE, fn, ctx, arg);
+}
 /* Arms (or moves) the timer to fire at time `when`. */
 void timer_set(struct timer *t, simtime_t when);
 void timer_cancel(struct timer *t);

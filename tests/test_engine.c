@@ -1,4 +1,5 @@
-/* Event engine: ordering by (time, insertion), against a sorted reference with many random
+/* Event engine: ordering by (time, insertion) with one entity and by (time, origin, sequence)
+ * with several, the same order for any partition of the entities over engines, against a sorted reference with many random
  * events; timers (cancel, move earlier/later, re-arm); run limits (stop time, empty heap,
  * halt); the `events` count, which must not include stale timer entries. */
 #include <string.h>
@@ -456,8 +457,231 @@ static void test_extreme_times(void)
     engine_free(&e);
 }
 
+
+/* ---- the tie-break: own events first, then turns by (origin, time), then sequence ---- */
+
+struct ent_rec {
+    struct engine *e;
+    uint32_t owner[4096];
+    uint64_t tag[4096];
+    int n;
+    bool reverse;             /* the senders schedule in the other order */
+};
+
+static void on_ent(void *ctx, uint64_t tag)
+{
+    struct ent_rec *r = ctx;
+    CU_ASSERT_FATAL(r->n < 4096);
+    r->owner[r->n] = r->e->cur;
+    r->tag[r->n++] = tag;
+    if (tag == 4) /* entity 1's own event at 50 ns */
+        engine_at_on(r->e, 50000, 1, on_ent, r, 22);
+    if (tag == 10 || tag == 11) /* entities 2 and 0 send to entity 1 at 50 ns */
+        engine_at_on(r->e, 50000, 1, on_ent, r, tag + 10);
+    if (tag >= 1000 && tag < 3000) /* entity 0 or 1 sends to entity 2 at the same time + 1 ns */
+        engine_at_on(r->e, r->e->now + 1000, 2, on_ent, r, tag + 10000);
+}
+
+static void run_ties(struct ent_rec *r, bool reverse)
+{
+    struct engine e;
+    engine_init(&e);
+    engine_set_entities(&e, 3);
+    CU_ASSERT_EQUAL(engine_global(&e), 3);
+    *r = (struct ent_rec){ .e = &e, .reverse = reverse };
+    /* tag k+1 on entity own[k]; reversed, entity 2's two keep their order (one origin's
+     * events run in the order it scheduled them, by design) */
+    const uint32_t own[] = { 2, 0, 2, 1 };
+    const int order[2][4] = { { 0, 1, 2, 3 }, { 3, 1, 0, 2 } };
+    for (int k = 0; k < 4; k++) {
+        int j = order[reverse][k];
+        engine_at_on(&e, 7000, own[j], on_ent, r, (uint64_t)j + 1);
+    }
+    engine_at_on(&e, 9000, reverse ? 0 : 2, on_ent, r, reverse ? 11 : 10);
+    engine_at_on(&e, 9000, reverse ? 2 : 0, on_ent, r, reverse ? 10 : 11);
+    /* 1000 times at which entities 0 and 1 both send to entity 2 */
+    for (uint64_t t = 0; t < 1000; t++) {
+        engine_at_on(&e, 100000 + t * 1000, reverse ? 1 : 0, on_ent, r, (reverse ? 2000 : 1000) + t);
+        engine_at_on(&e, 100000 + t * 1000, reverse ? 0 : 1, on_ent, r, (reverse ? 1000 : 2000) + t);
+    }
+    engine_run(&e, SIMTIME_NEVER);
+    CU_ASSERT_EQUAL(e.cur, ENGINE_NONE);
+    engine_free(&e);
+}
+
+static int pos_of(const struct ent_rec *r, uint64_t tag)
+{
+    for (int k = 0; k < r->n; k++)
+        if (r->tag[k] == tag)
+            return k;
+    return -1;
+}
+
+/* Before the run an event's origin is its owner; during it, the entity of the event that
+ * scheduled it. At equal times: an entity's own events before those sent to it, one origin's
+ * events in the order it scheduled them, and between origins a turn that varies with time
+ * (fair over many ties), the same whatever order the events were scheduled in. */
+static void test_equal_time_tie_break(void)
+{
+    static struct ent_rec a, b;
+    run_ties(&a, false);
+    run_ties(&b, true);
+    CU_ASSERT_EQUAL_FATAL(a.n, 4 + 2 + 3 + 2000 + 2000);
+    CU_ASSERT_EQUAL_FATAL(b.n, a.n);
+    /* the same order whichever way the events were scheduled */
+    int same = 0;
+    for (int k = 0; k < a.n; k++)
+        same += a.tag[k] == b.tag[k] && a.owner[k] == b.owner[k];
+    CU_ASSERT_EQUAL(same, a.n);
+    /* entity 2's two events at 7 ns in the order it scheduled them */
+    CU_ASSERT(pos_of(&a, 1) < pos_of(&a, 3));
+    /* 50 ns: entity 1's own event before the two sent to it */
+    CU_ASSERT(pos_of(&a, 22) < pos_of(&a, 20));
+    CU_ASSERT(pos_of(&a, 22) < pos_of(&a, 21));
+    /* entity 0 first in about half of the 1000 ties at entity 2 (binomial: sd 16); a fixed
+     * order by entity number would give 0 or 1000 */
+    int zero_first = 0;
+    for (uint64_t t = 0; t < 1000; t++)
+        zero_first += pos_of(&a, 11000 + t) < pos_of(&a, 12000 + t);
+    CU_ASSERT(zero_first > 400 && zero_first < 600);
+}
+
+/* A toy system of 6 entities that message each other with a delay of at least LOOK (and
+ * themselves with any delay, zero included), with many equal times. Each entity's behaviour
+ * depends only on what it received, in the order it received it (its state seeds its own
+ * choices). Run on one engine, and as a conservative parallel run on 2 and 3 engines: each
+ * window runs every engine up to (window start + LOOK - 1), then the events bound for other
+ * engines are inserted there with the keys they were stamped with. Every entity must see the
+ * same events in the same order. */
+enum { TOY_ENT = 6, TOY_LOOK = 5, TOY_MAX = 4000 };
+
+struct toy;
+struct toy_out {
+    simtime_t t;
+    struct engine_key key;
+    uint64_t arg;
+    uint32_t owner;
+};
+
+struct toy_eng {
+    struct engine e;
+    struct toy *sys;
+    GArray *out;              /* struct toy_out for other engines */
+};
+
+struct toy {
+    struct toy_eng eng[3];
+    int part[TOY_ENT];        /* the engine owning each entity */
+    uint64_t state[TOY_ENT];  /* a hash of what the entity saw, in order */
+    uint32_t seen[TOY_ENT];
+};
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static void toy_fire(void *ctx, uint64_t arg);
+
+static void toy_send(struct toy_eng *te, uint32_t to, simtime_t t, uint64_t arg)
+{
+    struct toy *sys = te->sys;
+    struct toy_eng *dst = &sys->eng[sys->part[to]];
+    if (dst == te) {
+        engine_at_on(&te->e, t, to, toy_fire, te, arg);
+    } else {
+        struct toy_out o = { t, engine_stamp(&te->e, to, t), arg, to };
+        g_array_append_val(te->out, o);
+    }
+}
+
+static void toy_fire(void *ctx, uint64_t arg)
+{
+    struct toy_eng *te = ctx;
+    struct toy *sys = te->sys;
+    uint32_t me = te->e.cur;
+    CU_ASSERT_FATAL(me < TOY_ENT && sys->part[me] == te - sys->eng);
+    uint64_t h = sys->state[me] = mix(mix(sys->state[me], te->e.now), arg);
+    if (++sys->seen[me] > TOY_MAX / TOY_ENT)
+        return;
+    simtime_t now = te->e.now;
+    /* to itself: 0..2 ps later; to another: LOOK..LOOK+2 ps later (ties are common) */
+    toy_send(te, me, now + (h >> 8) % 3, h & 0xffff);
+    if ((h >> 20) % 3 != 0) {
+        uint32_t to = (uint32_t)((me + 1 + (h >> 24) % (TOY_ENT - 1)) % TOY_ENT);
+        toy_send(te, to, now + TOY_LOOK + (h >> 32) % 3, (h >> 40) & 0xffff);
+    }
+}
+
+static void toy_run(struct toy *sys, int nengines, const int *part)
+{
+    memset(sys, 0, sizeof *sys);
+    memcpy(sys->part, part, sizeof sys->part);
+    for (int k = 0; k < nengines; k++) {
+        engine_init(&sys->eng[k].e);
+        engine_set_entities(&sys->eng[k].e, TOY_ENT);
+        sys->eng[k].sys = sys;
+        sys->eng[k].out = g_array_new(FALSE, FALSE, sizeof(struct toy_out));
+    }
+    /* each entity starts with two events at t = 0 and 1 (scheduled by whoever owns it) */
+    for (uint32_t x = 0; x < TOY_ENT; x++)
+        for (uint64_t k = 0; k < 2; k++)
+            engine_at_on(&sys->eng[part[x]].e, k, x, toy_fire, &sys->eng[part[x]], 100 * x + k);
+    for (simtime_t w = 0;; w += TOY_LOOK) {
+        bool any = false;
+        for (int k = 0; k < nengines; k++)
+            engine_run(&sys->eng[k].e, w + TOY_LOOK - 1);
+        for (int k = 0; k < nengines; k++) {
+            GArray *o = sys->eng[k].out;
+            for (guint i = 0; i < o->len; i++) {
+                struct toy_out *m = &g_array_index(o, struct toy_out, i);
+                CU_ASSERT(m->t >= w + TOY_LOOK); /* the lookahead held */
+                struct toy_eng *dst = &sys->eng[part[m->owner]];
+                engine_insert(&dst->e, m->t, m->key, m->owner, toy_fire, dst, m->arg);
+            }
+            g_array_set_size(o, 0);
+        }
+        for (int k = 0; k < nengines; k++)
+            any |= engine_pending(&sys->eng[k].e) > 0;
+        if (!any)
+            break;
+    }
+    for (int k = 0; k < nengines; k++) {
+        engine_free(&sys->eng[k].e);
+        g_array_unref(sys->eng[k].out);
+    }
+}
+
+static void test_partitions_see_the_same_order(void)
+{
+    static struct toy one, two, three, other;
+    const int p1[TOY_ENT] = { 0, 0, 0, 0, 0, 0 };
+    const int p2[TOY_ENT] = { 0, 1, 0, 1, 0, 1 };
+    const int p3[TOY_ENT] = { 2, 0, 1, 1, 0, 2 };
+    const int p2b[TOY_ENT] = { 1, 1, 1, 0, 0, 0 };
+    toy_run(&one, 1, p1);
+    toy_run(&two, 2, p2);
+    toy_run(&three, 3, p3);
+    toy_run(&other, 2, p2b);
+    uint32_t total = 0;
+    for (int x = 0; x < TOY_ENT; x++) {
+        total += one.seen[x];
+        CU_ASSERT(one.seen[x] > 100);
+        CU_ASSERT_EQUAL(two.seen[x], one.seen[x]);
+        CU_ASSERT_EQUAL(three.seen[x], one.seen[x]);
+        CU_ASSERT_EQUAL(other.seen[x], one.seen[x]);
+        CU_ASSERT_EQUAL(two.state[x], one.state[x]);
+        CU_ASSERT_EQUAL(three.state[x], one.state[x]);
+        CU_ASSERT_EQUAL(other.state[x], one.state[x]);
+    }
+    CU_ASSERT(total > TOY_MAX);
+}
+
 static CU_TestInfo tests[] = {
     { "equal times run in insertion order", test_equal_time_insertion_order },
+    { "equal times: own events first, fair turns, per-origin order", test_equal_time_tie_break },
+    { "1, 2 and 3 engines with windows give every entity the same order", test_partitions_see_the_same_order },
     { "20000 random events match a sorted reference", test_random_against_sorted_reference },
     { "events scheduled while running keep the order", test_events_scheduled_while_running },
     { "extreme times; events added after an early stop", test_extreme_times },
