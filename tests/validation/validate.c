@@ -130,6 +130,40 @@ static double counter_between(GPtrArray *c, const char *node, const char *port, 
 #define FLUID_T0_NS 20e6 /* after about 1.5 alpha time constants K/g = 14 ms */
 #define FLUID_T1_NS 60e6
 
+/* The RED check's extra seeds: one run's marked fraction strays from the time average of
+ * p(q(t)) by up to 7 % (measured over seeds 1-5 at N = 4: +7.1, +2.6, +1.6, +0.6, -7.1 %),
+ * more than the check's 5 %; pooled over four runs the estimate's spread is about half. */
+#define RED_SEEDS 4
+
+/* For seeds 2..RED_SEEDS of the N-flow run: adds each run's marked fraction and its time
+ * average of p(q(t)) to *marked and *red; returns how many runs it added. */
+static int red_more_seeds(int nflows, double *marked, double *red)
+{
+    int added = 0;
+    for (int seed = 2; seed <= RED_SEEDS; seed++) {
+        char *name = g_strdup_printf("fluid-n%d-seed%d", nflows, seed);
+        char *senders = g_strdup_printf("workload long.senders=1-%d", nflows);
+        char *seed_set = g_strdup_printf("scenario.seed=%d", seed);
+        const char *sets[] = { senders, "output.queue_sample=200ns", seed_set, NULL };
+        char *dir = simulate(name, "scenarios/dcqcn-fluid.ini", sets);
+        if (dir) {
+            GPtrArray *qs = csv_rows(dir, "queues.csv"), *cs = csv_rows(dir, "counters.csv");
+            struct queue_stats st = queue_over(qs, "leaf0", "0", FLUID_T0_NS, FLUID_T1_NS, 5e3, 200e3, 0.01);
+            double pkts = 40e9 * (FLUID_T1_NS - FLUID_T0_NS) * 1e-9 / ((1024 + ROCE_HDR_BYTES) * 8.0);
+            *marked += counter_between(cs, "leaf0", "0", "ecn_marked", FLUID_T0_NS, FLUID_T1_NS) / pkts;
+            *red += st.mean_red_p;
+            added++;
+            g_ptr_array_unref(qs);
+            g_ptr_array_unref(cs);
+        }
+        g_free(dir);
+        g_free(seed_set);
+        g_free(senders);
+        g_free(name);
+    }
+    return added;
+}
+
 static void fluid(gboolean fast)
 {
     /* models.md 2.3: N, p*, q* (KB) for the paper's parameters on 40 Gb/s, 1000 B packets */
@@ -189,12 +223,16 @@ static void fluid(gboolean fast)
         g_free(check);
         g_free(ref);
         /* RED: the marked fraction at dequeue equals the time average of p(q(t)) while the
-         * bottleneck is busy (departures are evenly spaced). From N = 8 on the queue makes
-         * excursions past Kmax, and the marks fall 15-19 % short of that average: open. */
-        check = g_strdup_printf("RED marking curve over a long run, N = %d", model[i].n);
-        gboolean red_ok = fabs(p[0] / red_p - 1) <= 0.05;
+         * bottleneck is busy (departures are evenly spaced), pooled over RED_SEEDS runs. From
+         * N = 8 on the queue makes excursions past Kmax, and the marks fall 15-19 % short of
+         * that average: open. */
+        double marked_sum = p[0], red_sum = red_p;
+        int runs = 1 + red_more_seeds(model[i].n, &marked_sum, &red_sum);
+        check = g_strdup_printf("RED marking curve over a long run, N = %d, %d seeds", model[i].n, runs);
+        gboolean red_ok = runs == RED_SEEDS && fabs(marked_sum / red_sum - 1) <= 0.05;
         add_row(red_ok ? PASS : model[i].n >= 8 ? OPEN : FAIL, check, "mean of Pmax (q-Kmin)/(Kmax-Kmin) over q(t) (models.md 1.1)",
-                "5 %", "%.3e marked vs %.3e from the queue (%+.1f %%)", p[0], red_p, 100 * (p[0] / red_p - 1));
+                "5 %", "%.3e marked vs %.3e from the queue (%+.1f %%)", marked_sum / runs, red_sum / runs,
+                100 * (marked_sum / red_sum - 1));
         g_free(check);
         fprintf(dat, "%d %.2f %.2f %.2f %.3e %.3e %.3e\n", model[i].n, model[i].q_kb, q[0], q[1], model[i].p, p[0],
                 p[1]);
