@@ -4,6 +4,7 @@
  * columns with the same statistics. */
 #include "results_io/outcome.h"
 #include "results_io/format.h"
+#include "results_io/row.h"
 #include "results_io/stats.h"
 #include <math.h>
 #include <string.h>
@@ -61,13 +62,22 @@ void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfe
         k++;
         if (x->end > fig->completion)
             fig->completion = x->end;
-        fprintf(f, "%u,%u,%u,%" G_GUINT64_FORMAT ",%u,%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT
-                   ",%" G_GUINT64_FORMAT ",%.4f\n",
-                i, t->src, t->dst, t->bytes, t->prio, x->start / PS_PER_NS, x->end / PS_PER_NS, fct_ps / PS_PER_NS,
-                ideal / PS_PER_NS, slow);
+        /* the same text as "%u,%u,%u,%lu,%u,%lu,%lu,%lu,%lu,%.4f\n", without printf: a
+         * collective over thousands of ranks has tens of millions of rows */
+        struct row r;
+        row_begin(&r);
+        const uint64_t cols[] = { i, t->src, t->dst, t->bytes, t->prio, x->start / PS_PER_NS, x->end / PS_PER_NS,
+                                  fct_ps / PS_PER_NS, ideal / PS_PER_NS };
+        for (size_t c = 0; c < G_N_ELEMENTS(cols); c++) {
+            row_u64(&r, cols[c]);
+            row_ch(&r, ',');
+        }
+        row_fixed4(&r, slow);
+        row_ch(&r, '\n');
+        row_put(&r, f);
     }
-    qsort(fct, k, sizeof *fct, stats_cmp_u64);
-    qsort(sd, k, sizeof *sd, stats_cmp_dbl);
+    stats_sort_u64(fct, k);
+    stats_sort(sd, k);
     fig->fct_p50 = stats_percentile_u64(fct, k, 50);
     fig->fct_p99 = stats_percentile_u64(fct, k, 99);
     fig->fct_max = k ? fct[k - 1] : 0;
@@ -121,8 +131,8 @@ void outcome_job_figures(const struct schedule *s, const struct run_figures *fig
         struct job_xfers *jx = &fig->jobs[job];
         jf->transfers = jx->n;
         jf->completed = jx->done;
-        g_array_sort(jx->fct_ns, stats_cmp_u64);
-        g_array_sort(jx->slowdown, stats_cmp_dbl);
+        stats_sort_u64((uint64_t *)jx->fct_ns->data, jx->fct_ns->len);
+        stats_sort((double *)jx->slowdown->data, jx->slowdown->len);
         guint n = jx->fct_ns->len;
         if (n) {
             const uint64_t *f = (const uint64_t *)jx->fct_ns->data;

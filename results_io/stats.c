@@ -6,10 +6,75 @@
 
 /* ---- statistics -------------------------------------------------------------------------- */
 
+/* LSD radix sort of 64-bit keys, 8 bits a pass, skipping a byte every key has alike: a run's
+ * millions of FCTs sort in linear time (qsort of 33 M values took seconds, most of the
+ * output time of a 4096-rank ring AllReduce). */
+static void radix_u64(uint64_t *v, size_t n)
+{
+    uint64_t or_ = 0, and_ = ~0ull;
+    for (size_t i = 0; i < n; i++) {
+        or_ |= v[i];
+        and_ &= v[i];
+    }
+    uint64_t *tmp = g_new(uint64_t, n), *src = v, *dst = tmp;
+    for (int shift = 0; shift < 64; shift += 8) {
+        if (!(((or_ ^ and_) >> shift) & 0xff))
+            continue;
+        size_t cnt[257] = { 0 };
+        for (size_t i = 0; i < n; i++)
+            cnt[((src[i] >> shift) & 0xff) + 1]++;
+        for (int d = 0; d < 256; d++)
+            cnt[d + 1] += cnt[d];
+        for (size_t i = 0; i < n; i++)
+            dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof *v);
+    g_free(tmp);
+}
+
+void stats_sort_u64(uint64_t *v, size_t n)
+{
+    if (n > 256)
+        radix_u64(v, n);
+    else if (n > 1)
+        qsort(v, n, sizeof *v, stats_cmp_u64);
+}
+
+/* A double's bits as a key whose unsigned order is the numbers' order (NaN-free): a
+ * non-negative number gets its sign bit set, a negative one all its bits flipped. */
+static inline uint64_t dbl_key(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u >> 63 ? ~u : u | 1ull << 63;
+}
+
+static inline double key_dbl(uint64_t k)
+{
+    uint64_t u = k >> 63 ? k & ~(1ull << 63) : ~k;
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
 void stats_sort(double *v, size_t n)
 {
-    if (n > 1)
-        qsort(v, n, sizeof *v, stats_cmp_dbl);
+    if (n <= 256) {
+        if (n > 1)
+            qsort(v, n, sizeof *v, stats_cmp_dbl);
+        return;
+    }
+    uint64_t *k = (uint64_t *)v; /* same size: the keys replace the values in place */
+    G_STATIC_ASSERT(sizeof(double) == sizeof(uint64_t));
+    for (size_t i = 0; i < n; i++)
+        k[i] = dbl_key(v[i]);
+    radix_u64(k, n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = key_dbl(k[i]);
 }
 
 /* The 1-based nearest rank of percentile p among n > 0 values. p*n/100 is often an integer

@@ -9,8 +9,9 @@
 
 /* ---- statistics -------------------------------------------------------------------------- */
 
-/* Sorts ascending (NaN-free input expected). */
+/* Sort ascending (NaN-free input expected); linear time for large arrays. */
 void stats_sort(double *v, size_t n);
+void stats_sort_u64(uint64_t *v, size_t n);
 
 /* Nearest-rank percentile of an ascending array: the smallest value such that at least p% of
  * the values are <= it, i.e. sorted[ceil(p/100 * n) - 1], with p <= 0 giving the minimum and

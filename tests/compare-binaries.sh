@@ -3,7 +3,8 @@
 # and bench/*.ini and compares the results folders file by file (diff -r). The only differences
 # allowed are the wall-clock, RSS and output-path figures of summary.json's "engine" object and
 # of report.html; those are masked before comparing. bench/large.ini runs with a shortened stop
-# (LARGE_STOP, default 100us) because it takes minutes; the 256-host variant of bench/fabric.ini
+# (LARGE_STOP, default 100us) because it takes minutes, and so do bench/scale-alltoall.ini and
+# bench/scale-ring.ini (BIG4096_STOP, default 20us); the 256-host variant of bench/fabric.ini
 # that bench/run measures runs with FABRIC256_STOP (default 200us). Exit 0 when identical.
 # NEW_ARGS="..." are extra arguments for NEW alone (e.g. --set output.sample_ports=all to
 # compare NEW's full-detail files with a binary that predates [output] sample_ports);
@@ -12,13 +13,15 @@
 set -u
 cd "$(dirname "$0")/.."
 base=$1 new=$2 out=${3:-$(mktemp -d)}
-large_stop=${LARGE_STOP:-100us} f256_stop=${FABRIC256_STOP:-200us}
+large_stop=${LARGE_STOP:-100us} f256_stop=${FABRIC256_STOP:-200us} big_stop=${BIG4096_STOP:-20us}
 mkdir -p "$out/base" "$out/new"
 runs=()
 for s in scenarios/*.ini bench/*.ini; do
   name=$(basename "$(dirname "$s")")-$(basename "$s" .ini)
   extra=()
   [ "$s" = bench/large.ini ] && extra=(--set "scenario.stop=$large_stop")
+  # the 4096-host AllToAll and ring take minutes (and the AllToAll 10 GB) run to the end
+  case $s in bench/scale-alltoall.ini|bench/scale-ring.ini) extra=(--set "scenario.stop=$big_stop") ;; esac
   runs+=("$name|$s|${extra[*]:-}")
 done
 runs+=("bench-fabric-256|bench/fabric.ini|--set topology.leaves=16 --set topology.spines=16 --set workload_perm.hosts=0-255 --set workload_ar.ranks=0-255 --set scenario.stop=$f256_stop")

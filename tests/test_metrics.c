@@ -64,6 +64,42 @@ static void test_sort_mean(void)
     CU_ASSERT_TRUE(isnan(stats_mean(v, 0)));
 }
 
+/* The radix path (more than 256 values): the same order as qsort with the comparison
+ * functions, for doubles of both signs, values that differ only in low bits, equal runs,
+ * infinities, and 64-bit integers up to UINT64_MAX. */
+static void test_sort_large_against_qsort(void)
+{
+    enum { N = 5000 };
+    double *d = g_new(double, N), *ref = g_new(double, N);
+    uint64_t *u = g_new(uint64_t, N), *uref = g_new(uint64_t, N);
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < N; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        switch (i % 5) {
+        case 0: d[i] = (double)(int64_t)(x % 2000001) - 1e6; break;  /* integers of both signs */
+        case 1: d[i] = 1.0 + (double)(x % 1024) * 0x1p-52; break;      /* low mantissa bits */
+        case 2: d[i] = 3.25; break;                                      /* a run of equals */
+        case 3: d[i] = (x & 1 ? -1 : 1) * (double)(x >> 11) * 0x1p-30; break;
+        default: d[i] = i % 10 == 4 ? INFINITY : -INFINITY; break;
+        }
+        u[i] = i % 7 == 0 ? UINT64_MAX - (x % 3) : x >> (i % 64);
+    }
+    memcpy(ref, d, N * sizeof *d);
+    memcpy(uref, u, N * sizeof *u);
+    qsort(ref, N, sizeof *ref, stats_cmp_dbl);
+    qsort(uref, N, sizeof *uref, stats_cmp_u64);
+    stats_sort(d, N);
+    stats_sort_u64(u, N);
+    CU_ASSERT_EQUAL(memcmp(d, ref, N * sizeof *d), 0);
+    CU_ASSERT_EQUAL(memcmp(u, uref, N * sizeof *u), 0);
+    g_free(d);
+    g_free(ref);
+    g_free(u);
+    g_free(uref);
+}
+
 static void test_cdf(void)
 {
     double v[] = { 1, 2, 2, 8 };
@@ -405,6 +441,7 @@ static void test_format(void)
 
 static CU_TestInfo tests[] = {
     { "percentile is nearest-rank", test_percentile_nearest_rank },
+    { "sort (radix path) matches qsort", test_sort_large_against_qsort },
     { "sort and mean", test_sort_mean },
     { "CDF points and downsampling", test_cdf },
     { "busbw factors (nccl-tests)", test_busbw },
