@@ -19,11 +19,26 @@ void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfe
     size_t k = 0;
     fig->njobs = s->jobs->len;
     fig->jobs = g_new0(struct job_xfers, fig->njobs + 1);
-    for (uint32_t j = 0; j < fig->njobs; j++) {
-        fig->jobs[j].first_start = SIMTIME_NEVER;
-        fig->jobs[j].fct_ns = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-        fig->jobs[j].slowdown = g_array_new(FALSE, FALSE, sizeof(double));
+    /* each job's arrays sized once; a job that holds every transfer (a run of one collective:
+     * tens of millions of them) keeps none and takes the run's figures */
+    uint64_t *per_job = g_new0(uint64_t, fig->njobs + 1), total = 0;
+    for (uint32_t i = 0; i < nxfers; i++) {
+        const struct transfer *t = schedule_get(s, i);
+        if (t->bytes == 0)
+            continue;
+        total++;
+        if (t->job < fig->njobs)
+            per_job[t->job]++;
     }
+    for (uint32_t j = 0; j < fig->njobs; j++) {
+        struct job_xfers *jx = &fig->jobs[j];
+        jx->first_start = SIMTIME_NEVER;
+        jx->all = per_job[j] == total;
+        guint want = jx->all ? 0 : (guint)per_job[j];
+        jx->fct_ns = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), want);
+        jx->slowdown = g_array_sized_new(FALSE, FALSE, sizeof(double), want);
+    }
+    g_free(per_job);
     for (uint32_t i = 0; i < nxfers; i++) {
         const struct transfer *t = schedule_get(s, i);
         const struct xfer_outcome *x = &o[i];
@@ -54,8 +69,10 @@ void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfe
         sd[k] = slow;
         if (jx) {
             jx->done++;
-            g_array_append_val(jx->fct_ns, fct[k]);
-            g_array_append_val(jx->slowdown, slow);
+            if (!jx->all) {
+                g_array_append_val(jx->fct_ns, fct[k]);
+                g_array_append_val(jx->slowdown, slow);
+            }
             if (x->end > jx->last_end)
                 jx->last_end = x->end;
         }
@@ -131,6 +148,12 @@ void outcome_job_figures(const struct schedule *s, const struct run_figures *fig
         struct job_xfers *jx = &fig->jobs[job];
         jf->transfers = jx->n;
         jf->completed = jx->done;
+        if (jx->all && jx->done) { /* the same values as the run's */
+            jf->fct_p50 = fig->fct_p50;
+            jf->fct_p99 = fig->fct_p99;
+            jf->fct_max = fig->fct_max;
+            jf->sd_p99 = fig->sd_p99;
+        }
         stats_sort_u64((uint64_t *)jx->fct_ns->data, jx->fct_ns->len);
         stats_sort((double *)jx->slowdown->data, jx->slowdown->len);
         guint n = jx->fct_ns->len;

@@ -35,7 +35,8 @@ struct coll_result {
 struct job_xfers {
     uint64_t n, done;
     simtime_t first_start, last_end; /* over its posted / completed transfers */
-    GArray *fct_ns, *slowdown;       /* uint64_t / double of the completed ones */
+    GArray *fct_ns, *slowdown;       /* uint64_t / double of the completed ones (empty if all) */
+    gboolean all;                    /* it holds every transfer: the run's figures are its own */
 };
 
 struct run_figures {
