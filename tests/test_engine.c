@@ -678,9 +678,76 @@ static void test_partitions_see_the_same_order(void)
     CU_ASSERT(total > TOY_MAX);
 }
 
+/* ---- a batch of ties, sorted by each of the engine's three sorts ---- */
+
+struct batch {
+    struct engine e;
+    uint32_t n;               /* entities that each send one event into the batch */
+    bool late_first;          /* which end of the range schedules first */
+    uint32_t *owner, *origin; /* per executed batch event */
+    uint32_t ran;
+};
+
+static void batch_hit(void *ctx, uint64_t origin)
+{
+    struct batch *b = ctx;
+    b->owner[b->ran] = b->e.cur;
+    b->origin[b->ran++] = (uint32_t)origin;
+}
+
+/* entity x, at a time that depends on x and the run, sends to owner (x * 7) % 97 at 5 ns */
+static void batch_send(void *ctx, uint64_t x)
+{
+    struct batch *b = ctx;
+    engine_at_on(&b->e, 5000, (uint32_t)((x * 7) % 97), batch_hit, b, x);
+}
+
+static void run_batch(struct batch *b, uint32_t n, bool late_first)
+{
+    engine_init(&b->e);
+    engine_set_entities(&b->e, n);
+    b->n = n;
+    b->owner = g_new(uint32_t, n);
+    b->origin = g_new(uint32_t, n);
+    b->ran = 0;
+    for (uint32_t x = 0; x < n; x++) {
+        uint32_t slot = x % 100;
+        engine_at_on(&b->e, late_first ? 99 - slot : slot, x, batch_send, b, x);
+    }
+    engine_run(&b->e, SIMTIME_NEVER);
+    engine_free(&b->e);
+}
+
+/* n events at one instant arrive in two different insertion orders (their senders run at
+ * different times in the two runs); whichever sort the batch size picks (insertion up to
+ * 16, merge up to 1024, radix above), they must run in the same order, owners ascending. */
+static void test_batch_sorts_agree(void)
+{
+    const uint32_t sizes[] = { 12, 500, 3000 };
+    for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++) {
+        struct batch a, b;
+        run_batch(&a, sizes[k], false);
+        run_batch(&b, sizes[k], true);
+        CU_ASSERT_EQUAL(a.ran, sizes[k]);
+        CU_ASSERT_EQUAL(b.ran, sizes[k]);
+        uint32_t same = 0, ascending = 0;
+        for (uint32_t i = 0; i < a.ran && i < b.ran; i++) {
+            same += a.owner[i] == b.owner[i] && a.origin[i] == b.origin[i];
+            ascending += i == 0 || a.owner[i] >= a.owner[i - 1];
+        }
+        CU_ASSERT_EQUAL(same, sizes[k]);
+        CU_ASSERT_EQUAL(ascending, sizes[k]);
+        g_free(a.owner);
+        g_free(a.origin);
+        g_free(b.owner);
+        g_free(b.origin);
+    }
+}
+
 static CU_TestInfo tests[] = {
     { "equal times run in insertion order", test_equal_time_insertion_order },
     { "equal times: own events first, fair turns, per-origin order", test_equal_time_tie_break },
+    { "a batch of ties: insertion, merge and radix sorts agree", test_batch_sorts_agree },
     { "1, 2 and 3 engines with windows give every entity the same order", test_partitions_see_the_same_order },
     { "20000 random events match a sorted reference", test_random_against_sorted_reference },
     { "events scheduled while running keep the order", test_events_scheduled_while_running },
