@@ -378,6 +378,14 @@ int run_scenario(const struct run_options *o)
         goto fail;
     if (!(capture_refs = capture_ports(n, &err)) && err)
         goto fail;
+    if (o->workers > 1 && capture_refs && capture_refs->len) {
+        g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "%s: [output] pcap: packet capture runs on one worker only; drop --workers %u or the capture",
+                    sc->path, o->workers);
+        goto fail;
+    }
+    if (!net_set_workers(n, o->workers, &err))
+        goto fail;
     sample_selection_apply_scale(&sel, sc);
     rc = 1;
     interrupt_catch();
@@ -394,7 +402,7 @@ int run_scenario(const struct run_options *o)
     n->eng.progress = !o->quiet && isatty(STDERR_FILENO);
 
     double w0 = engine_wall_seconds();
-    net_run(n);
+    net_run_workers(n);
     if (interrupt_signal)
         goto interrupted;
     fig.wall_s = engine_wall_seconds() - w0;
@@ -493,6 +501,8 @@ static gboolean parse_common(int *argc, char ***argv, const char *usage, const c
         { "no-plots", 0, 0, G_OPTION_ARG_NONE, &o->no_plots, "Do not draw plots", NULL },
         { "max-memory", 0, 0, G_OPTION_ARG_STRING, &o->max_memory,
           "Refuse a scenario estimated to need more memory (default: this machine's)", "SIZE" },
+        { "workers", 'j', 0, G_OPTION_ARG_STRING, &o->workers_s,
+          "Simulate on N threads, with results identical to one (default 1)", "N" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     GOptionContext *ctx = g_option_context_new(usage);
@@ -511,6 +521,16 @@ static gboolean parse_common(int *argc, char ***argv, const char *usage, const c
     o->scenario = (*argv)[1];
     if (!run_set_max_memory(o->max_memory, err))
         return FALSE;
+    if (o->workers_s) {
+        char *end;
+        guint64 w = g_ascii_strtoull(o->workers_s, &end, 10);
+        if (!*o->workers_s || *end || w < 1 || w > RUN_MAX_WORKERS) {
+            g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--workers '%s': expected a whole number from 1 to %d", o->workers_s, RUN_MAX_WORKERS);
+            return FALSE;
+        }
+        o->workers = (uint32_t)w;
+    }
     if (o->seed) {
         char *end;
         g_ascii_strtoull(o->seed, &end, 10);
@@ -547,6 +567,7 @@ gboolean run_set_max_memory(const char *text, GError **err)
 
 void run_options_clear(struct run_options *o)
 {
+    g_free(o->workers_s);
     g_free(o->max_memory);
     g_free(o->out_dir);
     g_strfreev(o->sets);

@@ -6,6 +6,8 @@
 #include "models/topology.h"
 #include "models/scenario.h"
 
+#define RUN_MAX_WORKERS 256
+
 struct run_options {
     const char *scenario;
     char *out_dir;            /* NULL: the scenario's [output] dir */
@@ -14,6 +16,8 @@ struct run_options {
     gboolean quiet;
     gboolean no_plots;
     char *max_memory;         /* --max-memory SIZE: refuse scenarios estimated to need more */
+    char *workers_s;          /* --workers N as given */
+    uint32_t workers;         /* threads that run the simulation (0 or 1: one) */
 };
 
 /* Returns the process exit status (0 ok, 1 failure writing, 2 bad input, 3 deadlock). */

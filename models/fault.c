@@ -89,7 +89,7 @@ static void link_down(void *ctx, uint64_t port)
     a->down = b->down = true;
     flush_port(n, a);
     flush_port(n, b);
-    engine_at(&n->eng, n->eng.now + n->sc->route_convergence, routes_converged, n, 0);
+    engine_at(net_eng(n), net_now(n) + n->sc->route_convergence, routes_converged, n, 0);
 }
 
 static void link_up(void *ctx, uint64_t port)
@@ -101,7 +101,7 @@ static void link_up(void *ctx, uint64_t port)
     a->down = b->down = false;
     port_kick(n, a);
     port_kick(n, b);
-    engine_at(&n->eng, n->eng.now + n->sc->route_convergence, routes_converged, n, 0);
+    engine_at(net_eng(n), net_now(n) + n->sc->route_convergence, routes_converged, n, 0);
 }
 
 gboolean faults_schedule(struct net *n, GError **err)
@@ -141,9 +141,9 @@ gboolean faults_schedule(struct net *n, GError **err)
                 scenario_key_error(err, sc, group, "node", node_text, "a nic-stall needs a host");
                 ok = FALSE;
             } else {
-                engine_at_on(&n->eng, at, node, stall_begin, n, node);
+                engine_at_on(net_eng(n), at, node, stall_begin, n, node);
                 if (dur != SIMTIME_NEVER)
-                    engine_at_on(&n->eng, at + dur, node, stall_end, n, node);
+                    engine_at_on(net_eng(n), at + dur, node, stall_end, n, node);
             }
         } else if (ok) {
             const char *port_text = g_hash_table_lookup(f->keys, "port");
@@ -155,9 +155,9 @@ gboolean faults_schedule(struct net *n, GError **err)
                 ok = FALSE;
             } else {
                 uint32_t gp = n->topo->nodes[node].first_port + (uint32_t)port;
-                engine_at(&n->eng, at, link_down, n, gp);
+                engine_at(net_eng(n), at, link_down, n, gp);
                 if (dur != SIMTIME_NEVER)
-                    engine_at(&n->eng, at + dur, link_up, n, gp);
+                    engine_at(net_eng(n), at + dur, link_up, n, gp);
             }
         }
         g_free(group);
@@ -177,10 +177,10 @@ bool nic_rx_stalled(struct net *n, struct host_rt *h, uint32_t i)
     struct port_rt *port = &n->ports[h->port];
     if (h->rxq.bytes + pk->frame > n->sc->nic_rx_buffer) {
         h->rx_drops++;
-        n->st.drops++;
-        n->st.drops_prio[pk->prio]++;
+        net_st(n)->drops++;
+        net_st(n)->drops_prio[pk->prio]++;
         if (n->sc->nic_pfc && (n->sc->lossless_mask & (1u << pk->prio)))
-            n->st.drops_lossless++;
+            net_st(n)->drops_lossless++;
         pkt_free(n, i);
         return true;
     }

@@ -7,16 +7,16 @@
 #include "models/memory.h"
 #include "sim/reserve.h"
 
+/* The ticks; what changed since the last one is listed per worker (struct net_worker): a
+ * tick touches only those ports, QPs and hosts, instead of sweeping them all through the
+ * cache. */
 struct sampler {
     struct timer counter_tick;
-    /* ports and hosts whose congestion counters changed since the last counter sample: the
-     * tick touches only those, instead of sweeping every port through the cache */
-    uint32_t *cnt_ports, ncnt_ports;
-    uint32_t *cnt_hosts, ncnt_hosts;
-    uint32_t *dirty_ports, ndirty;
-    uint32_t *dirty_qps, ndirtyq;
     struct timer tick;
+    uint32_t *tmp;             /* sorting a list */
 };
+
+__thread struct net_worker *net_self;
 
 /* The DWRR quantum per weight unit: one jumbo frame (9216 B), so every visit can send. */
 #define DWRR_QUANTUM_BYTES 9216
@@ -26,25 +26,35 @@ struct sampler {
 
 /* ---------- packet pool ---------- */
 
+/* More free packets for worker w: the pool doubles in a sequential run; in a parallel one each
+ * worker takes a slice of the reserved extent at a time (the only shared step, atomic). Never
+ * per packet in steady state; in place, in the reserved extent, so that a packet pointer held
+ * across this call stays valid (a PFC frame, an ACK or a CNP is sent while a received packet
+ * is being handled). */
+static void pool_grow(struct net *n, struct net_worker *w)
+{
+    uint32_t want = net_self ? 4096 : n->pool_cap;
+    uint32_t old = __atomic_fetch_add(&n->pool_cap, want, __ATOMIC_RELAXED);
+    if (old >= n->pool_max || want > n->pool_max - old) {
+        if (old < n->pool_max)
+            want = n->pool_max - old;
+        else
+            g_error("the packet pool is full: %u packets in flight or queued at once, the most that fit in "
+                    "the memory limit", n->pool_max);
+    }
+    for (uint32_t i = old; i < old + want; i++)
+        n->pool[i].next = i + 1 < old + want ? i + 1 : NONE32;
+    w->pool_free = old;
+}
+
 uint32_t pkt_alloc(struct net *n)
 {
-    if (n->pool_free == NONE32) {
-        /* grow geometrically: amortised, never per packet in steady state; in place, in the
-         * reserved extent, so that a packet pointer held across this call stays valid (a
-         * PFC frame, an ACK or a CNP is sent while a received packet is being handled) */
-        uint32_t old = n->pool_cap, cap = old <= n->pool_max / 2 ? old * 2 : n->pool_max;
-        if (cap == old)
-            g_error("the packet pool is full: %u packets in flight or queued at once, the most that fit in "
-                    "the memory limit", old);
-        for (uint32_t i = old; i < cap; i++)
-            n->pool[i].next = i + 1 < cap ? i + 1 : NONE32;
-        n->pool_free = old;
-        n->pool_cap = cap;
-    }
-    uint32_t i = n->pool_free;
-    n->pool_free = n->pool[i].next;
-    if (++n->pool_used > n->pool_peak)
-        n->pool_peak = n->pool_used;
+    struct net_worker *w = net_wk(n);
+    if (w->pool_free == NONE32)
+        pool_grow(n, w);
+    uint32_t i = w->pool_free;
+    w->pool_free = n->pool[i].next;
+    w->pool_used++;
     return i;
 }
 
@@ -78,23 +88,23 @@ void port_send_now(struct net *n, struct port_rt *p, uint32_t i)
     struct packet *pk = &n->pool[i];
     uint32_t wire = packet_wire_bytes(pk);
     simtime_t ser = p->ps_per_byte ? wire * p->ps_per_byte : serialisation_ps(wire, p->rate);
-    simtime_t now = n->eng.now;
+    simtime_t now = net_now(n);
     p->busy_until = now + ser;
     p->tx_bytes += pk->frame;
     p->tx_wire_bytes += wire;
     p->tx_packets++;
-    n->st.packet_hops++;
+    net_st(n)->packet_hops++;
     pk->arrive_at = now + ser + p->delay;
     pk->next = NONE32;
     if (p->tap)
         n->tap_fn(n, p->tap, pk, p->local);
-    engine_at_on(&n->eng, pk->arrive_at, p->peer_node, on_arrival, n, (uint64_t)p->peer << 32 | i);
+    engine_at_on(net_eng(n), pk->arrive_at, p->peer_node, on_arrival, n, (uint64_t)p->peer << 32 | i);
 }
 
 /* Starts the next transmission if the port is idle and has something to send. */
 void port_kick(struct net *n, struct port_rt *p)
 {
-    simtime_t now = n->eng.now;
+    simtime_t now = net_now(n);
     if (now < p->busy_until) {
         timer_set(&p->txt, p->busy_until);
         return;
@@ -142,7 +152,7 @@ static void xfer_start(void *ctx, uint64_t id)
 {
     struct net *n = ctx;
     struct xfer_rt *x = &n->xfers[id];
-    x->start = n->eng.now;
+    x->start = net_now(n);
     const struct transfer *t = schedule_get(n->sched, (uint32_t)id);
     if (t->bytes == 0) {
         xfer_finished(n, (uint32_t)id);
@@ -150,7 +160,7 @@ static void xfer_start(void *ctx, uint64_t id)
     }
     if (x->split != NONE32) { /* split over the connection's QPs */
         for (uint32_t k = 0; k < n->parts_left[id]; k++) {
-            n->xfers[x->split + k].start = n->eng.now;
+            n->xfers[x->split + k].start = net_now(n);
             nic_post(n, x->split + k);
         }
         return;
@@ -164,25 +174,35 @@ void xfer_finished(struct net *n, uint32_t id)
     if (x->state == XF_DONE)
         return;
     x->state = XF_DONE;
-    x->end = n->eng.now;
+    x->end = net_now(n);
     if (id >= n->nxfers) { /* one part of a split message */
         if (--n->parts_left[x->split] == 0)
             xfer_finished(n, x->split);
         return;
     }
-    n->st.transfers_done++;
+    struct net_worker *w = net_wk(n);
+    w->done++;
+    w->last_done = net_now(n);
     for (uint32_t k = n->dep_off[id]; k < n->dep_off[id + 1]; k++) {
         uint32_t d = n->dep_list[k];
         if (--n->xfers[d].deps_left == 0) {
             const struct transfer *t = schedule_get(n->sched, d);
-            engine_at_on(&n->eng, n->eng.now + t->delay, n->hosts[t->src].node, xfer_start, n, d);
+            engine_at_on(net_eng(n), net_now(n) + t->delay, n->hosts[t->src].node, xfer_start, n, d);
         }
     }
-    if (n->st.transfers_done == n->nxfers) {
-        n->finished = true;
-        n->last_event_time = n->eng.now;
-        engine_halt(&n->eng);
-    }
+    if (!net_self && w->done == n->nxfers)
+        net_all_done(n, w->last_done, &n->eng.stop); /* a parallel run checks between windows */
+}
+
+void net_all_done(struct net *n, simtime_t last, simtime_t *stop)
+{
+    /* The run goes on for the lookahead less a picosecond: a parallel run cannot stop at the
+     * instant of the last completion (its workers are inside a window then, which ends at
+     * most that much later), so a sequential run, which could, does the same. */
+    n->finished = true;
+    n->last_event_time = last;
+    if (last + (n->quantum - 1) < *stop)
+        *stop = last + (n->quantum - 1);
 }
 
 /* ---------- sampling ---------- */
@@ -220,7 +240,8 @@ void sampler_queue_changed(struct net *n, struct port_rt *p)
     if (p->dirty || !n->sampler)
         return;
     p->dirty = true;
-    n->sampler->dirty_ports[n->sampler->ndirty++] = (uint32_t)(p - n->ports);
+    struct net_idlist *l = &net_wk(n)->ls[LS_QUEUE_PORTS];
+    l->v[l->n++] = (uint32_t)(p - n->ports);
 }
 
 void sampler_rate_changed(struct net *n, uint32_t qp)
@@ -229,7 +250,61 @@ void sampler_rate_changed(struct net *n, uint32_t qp)
     if (q->rate_dirty || !n->sampler)
         return;
     q->rate_dirty = true;
-    n->sampler->dirty_qps[n->sampler->ndirtyq++] = qp;
+    struct net_idlist *l = &net_wk(n)->ls[LS_RATE_QPS];
+    l->v[l->n++] = qp;
+}
+
+/* LSD radix sort of v[0..len) (tmp: len entries), skipping bytes all alike. */
+static void sort_ids(uint32_t *v, uint32_t *tmp, uint32_t len)
+{
+    uint32_t or = 0, and = ~0u;
+    for (uint32_t i = 0; i < len; i++) {
+        or |= v[i];
+        and &= v[i];
+    }
+    uint32_t *x = v, *y = tmp;
+    for (int shift = 0; shift < 32; shift += 8) {
+        if (!(((or ^ and) >> shift) & 0xff))
+            continue;
+        uint32_t cnt[257] = { 0 };
+        for (uint32_t i = 0; i < len; i++)
+            cnt[((x[i] >> shift) & 0xff) + 1]++;
+        for (int d = 0; d < 256; d++)
+            cnt[d + 1] += cnt[d];
+        for (uint32_t i = 0; i < len; i++)
+            y[cnt[(x[i] >> shift) & 0xff]++] = x[i];
+        uint32_t *t = x;
+        x = y;
+        y = t;
+    }
+    if (x != v)
+        memcpy(v, x, (size_t)len * sizeof *v);
+}
+
+/* The entries of every worker's list k, in the first worker's list, in ascending order: a
+ * tick writes its rows by port, QP or host number, whichever worker's events changed them. */
+static struct net_idlist *gather(struct net *n, enum net_list k)
+{
+    struct net_idlist *all = &n->wk[0].ls[k];
+    for (uint32_t w = 1; w < n->nctx; w++) {
+        struct net_idlist *l = &n->wk[w].ls[k];
+        memcpy(all->v + all->n, l->v, (size_t)l->n * sizeof *l->v);
+        all->n += l->n;
+        l->n = 0;
+    }
+    if (all->n > 1) {
+        if (all->n <= 64) {
+            for (uint32_t i = 1; i < all->n; i++) { /* insertion sort: most ticks list few */
+                uint32_t x = all->v[i], j = i;
+                for (; j > 0 && all->v[j - 1] > x; j--)
+                    all->v[j] = all->v[j - 1];
+                all->v[j] = x;
+            }
+        } else {
+            sort_ids(all->v, n->sampler->tmp, all->n);
+        }
+    }
+    return all;
 }
 
 static void sample_tick(void *ctx, uint64_t arg)
@@ -237,44 +312,47 @@ static void sample_tick(void *ctx, uint64_t arg)
     (void)arg;
     struct net *n = ctx;
     struct sampler *s = n->sampler;
-    simtime_t now = n->eng.now;
+    simtime_t now = net_now(n);
     uint64_t t_ns = now / PS_PER_NS;
     if (n->hooks.tick)
         n->hooks.tick(n->hooks.ctx, true);
-    for (uint32_t k = 0; k < s->ndirty; k++) {
-        struct port_rt *p = &n->ports[s->dirty_ports[k]];
+    pfc_rows_flush(n, now); /* every node's rows of this time are there: this entity runs last */
+    struct net_idlist *dp = gather(n, LS_QUEUE_PORTS);
+    for (uint32_t k = 0; k < dp->n; k++) {
+        struct port_rt *p = &n->ports[dp->v[k]];
         p->dirty = false;
         uint64_t tot = 0;
         for (int q = 0; q < NPRIO; q++) {
             tot += p->q[q].bytes;
             if (p->q[q].bytes != p->q_sampled_prio[q]) {
                 if (n->hooks.queue)
-                    n->hooks.queue(n->hooks.ctx, t_ns, s->dirty_ports[k], n->topo->nodes[p->node].name, p->local,
-                                   q, p->q[q].bytes);
+                    n->hooks.queue(n->hooks.ctx, t_ns, dp->v[k], n->topo->nodes[p->node].name, p->local, q,
+                                   p->q[q].bytes);
                 p->q_sampled_prio[q] = p->q[q].bytes;
             }
         }
         hist_account(p, now);
         p->q_sampled = tot;
     }
-    s->ndirty = 0;
-    for (uint32_t k = 0; k < s->ndirtyq; k++) {
-        struct qp_rt *q = &n->qps[s->dirty_qps[k]];
+    dp->n = 0;
+    struct net_idlist *dq = gather(n, LS_RATE_QPS);
+    for (uint32_t k = 0; k < dq->n; k++) {
+        struct qp_rt *q = &n->qps[dq->v[k]];
         q->rate_dirty = false;
         if (q->msg_head == NONE32) {
             /* nothing left to send: the flow's line ends (an empty rate), until it has work */
             if (q->rate_logged >= 0) {
                 if (n->hooks.rate)
-                    n->hooks.rate(n->hooks.ctx, t_ns, s->dirty_qps[k], NAN);
+                    n->hooks.rate(n->hooks.ctx, t_ns, dq->v[k], NAN);
                 q->rate_logged = NAN;
             }
         } else if (q->cc.rate != q->rate_logged) {
             if (n->hooks.rate)
-                n->hooks.rate(n->hooks.ctx, t_ns, s->dirty_qps[k], q->cc.rate / 1e9);
+                n->hooks.rate(n->hooks.ctx, t_ns, dq->v[k], q->cc.rate / 1e9);
             q->rate_logged = q->cc.rate;
         }
     }
-    s->ndirtyq = 0;
+    dq->n = 0;
     if (!n->finished)
         timer_set(&s->tick, now + n->sc->queue_sample);
     if (n->hooks.tick)
@@ -290,24 +368,18 @@ static void counter_row(const struct net *n, uint64_t t, uint32_t port, const ch
         n->hooks.counter(n->hooks.ctx, t, port, node, local, c, v);
 }
 
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 void sampler_counters_changed(struct net *n, struct port_rt *p, uint32_t host)
 {
-    struct sampler *s = n->sampler;
-    if (!s)
+    if (!n->sampler)
         return;
+    struct net_worker *w = net_wk(n);
     if (p && !p->cnt_dirty) {
         p->cnt_dirty = true;
-        s->cnt_ports[s->ncnt_ports++] = (uint32_t)(p - n->ports);
+        w->ls[LS_CNT_PORTS].v[w->ls[LS_CNT_PORTS].n++] = (uint32_t)(p - n->ports);
     }
     if (host != NONE32 && !n->hosts[host].cnt_dirty) {
         n->hosts[host].cnt_dirty = true;
-        s->cnt_hosts[s->ncnt_hosts++] = host;
+        w->ls[LS_CNT_HOSTS].v[w->ls[LS_CNT_HOSTS].n++] = host;
     }
 }
 
@@ -316,23 +388,23 @@ static void counter_tick(void *ctx, uint64_t arg)
     (void)arg;
     struct net *n = ctx;
     struct sampler *s = n->sampler;
-    uint64_t t = n->eng.now / PS_PER_NS;
+    uint64_t t = net_now(n) / PS_PER_NS;
     if (n->hooks.tick)
         n->hooks.tick(n->hooks.ctx, true);
     /* rows in port order, then host order, as a sweep over all of them would write them */
-    qsort(s->cnt_ports, s->ncnt_ports, sizeof *s->cnt_ports, cmp_u32);
-    for (uint32_t k = 0; k < s->ncnt_ports; k++) {
-        struct port_rt *p = &n->ports[s->cnt_ports[k]];
+    struct net_idlist *cp = gather(n, LS_CNT_PORTS);
+    for (uint32_t k = 0; k < cp->n; k++) {
+        struct port_rt *p = &n->ports[cp->v[k]];
         p->cnt_dirty = false;
         if (p->ecn_marked != p->ecn_sampled) {
-            counter_row(n, t, s->cnt_ports[k], n->topo->nodes[p->node].name, p->local, NET_CNT_ECN_MARKED, p->ecn_marked);
+            counter_row(n, t, cp->v[k], n->topo->nodes[p->node].name, p->local, NET_CNT_ECN_MARKED, p->ecn_marked);
             p->ecn_sampled = p->ecn_marked;
         }
     }
-    s->ncnt_ports = 0;
-    qsort(s->cnt_hosts, s->ncnt_hosts, sizeof *s->cnt_hosts, cmp_u32);
-    for (uint32_t k = 0; k < s->ncnt_hosts; k++) {
-        uint32_t h = s->cnt_hosts[k];
+    cp->n = 0;
+    struct net_idlist *ch = gather(n, LS_CNT_HOSTS);
+    for (uint32_t k = 0; k < ch->n; k++) {
+        uint32_t h = ch->v[k];
         struct host_rt *hr = &n->hosts[h];
         const char *name = n->topo->nodes[h].name;
         hr->cnt_dirty = false;
@@ -343,11 +415,19 @@ static void counter_tick(void *ctx, uint64_t arg)
         if (hr->rp_cnp_handled != hr->sampled[2])
             counter_row(n, t, hr->port, name, 0, NET_CNT_RP_CNP_HANDLED, hr->sampled[2] = hr->rp_cnp_handled);
     }
-    s->ncnt_hosts = 0;
+    ch->n = 0;
     if (!n->finished)
-        timer_set(&s->counter_tick, n->eng.now + n->sc->counter_sample);
+        timer_set(&s->counter_tick, net_now(n) + n->sc->counter_sample);
     if (n->hooks.tick)
         n->hooks.tick(n->hooks.ctx, false);
+}
+
+/* Room for every id in worker w's lists. */
+void net_worker_lists(struct net *n, struct net_worker *w)
+{
+    uint32_t cap[4] = { n->topo->nports, n->nqps, n->topo->nports, n->topo->nhosts };
+    for (int k = 0; k < 4; k++)
+        w->ls[k].v = g_new(uint32_t, cap[k] ? cap[k] : 1);
 }
 
 void net_attach_sampler(struct net *n, const struct net_sample_hooks *h)
@@ -356,13 +436,12 @@ void net_attach_sampler(struct net *n, const struct net_sample_hooks *h)
     if (n->sampler || (!h->queue && !h->rate && !h->counter))
         return;
     struct sampler *s = g_new0(struct sampler, 1);
-    timer_init(&s->counter_tick, &n->eng, counter_tick, n, 0);
-    s->dirty_ports = g_new(uint32_t, n->topo->nports);
-    s->dirty_qps = g_new(uint32_t, n->nqps ? n->nqps : 1);
-    s->cnt_ports = g_new(uint32_t, n->topo->nports);
-    s->cnt_hosts = g_new(uint32_t, n->topo->nhosts ? n->topo->nhosts : 1);
-    timer_init(&s->tick, &n->eng, sample_tick, n, 0);
+    timer_init(&s->counter_tick, net_eng(n), counter_tick, n, 0);
+    timer_init(&s->tick, net_eng(n), sample_tick, n, 0);
+    uint32_t most = MAX(MAX(n->topo->nports, n->nqps), n->topo->nhosts);
+    s->tmp = g_new(uint32_t, most ? most : 1);
     n->sampler = s;
+    net_worker_lists(n, &n->wk[0]);
 }
 
 /* Closes the histograms at the end of the run. */
@@ -489,7 +568,7 @@ static gboolean build_pool(struct net *n, GError **err)
     }
     for (uint32_t i = 0; i < n->pool_cap; i++)
         n->pool[i].next = i + 1 < n->pool_cap ? i + 1 : NONE32;
-    n->pool_free = 0;
+    n->wk[0].pool_free = 0;
     if (n->cc->int_unit) { /* the algorithm reads INT: stamp it beside the packet pool */
         n->int_multi = n->cc->int_unit(cc_params(sc, n->cc));
         n->port_rate_code = g_new(int8_t, topo->nports);
@@ -526,7 +605,7 @@ static void build_ports(struct net *n)
         p->ps_per_byte = (8 * PS_PER_S) % p->rate == 0 ? 8 * PS_PER_S / p->rate : 0;
         for (int q = 0; q < NPRIO; q++)
             p->q[q].head = p->q[q].tail = NONE32;
-        timer_init_on(&p->txt, &n->eng, p->node, port_tx_ready, p, 0);
+        timer_init_on(&p->txt, net_eng(n), p->node, port_tx_ready, p, 0);
         pfc_init_port(n, p);
         if (!p->is_host)
             p->hist = g_new0(struct qhist, 1);
@@ -743,10 +822,15 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     n->sched = sched;
     n->cc = cc_ops_for(sc->cc);
     n->np = cc_dcqcn_params(sc);
-    engine_init(&n->eng);
+    engine_init(net_eng(n));
     /* the engine's entities are the nodes (hosts, switches); sampling, deadlock detection and
      * faults that change routes run on its global entity */
-    engine_set_entities(&n->eng, topo->nnodes);
+    engine_set_entities(net_eng(n), topo->nnodes);
+    n->wk = g_new0(struct net_worker, 1);
+    n->wk[0].eng = &n->eng;
+    n->nworkers = n->nctx = 1;
+    n->quantum = net_quantum(topo);
+    pfc_init_deadlock(n);
     if (!build_pool(n, err)) {
         net_free(n);
         return NULL;
@@ -764,7 +848,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     for (uint32_t i = 0; i < n->nxfers; i++) {
         const struct transfer *t = schedule_get(sched, i);
         if (t->ndeps == 0)
-            engine_at_on(&n->eng, t->delay, n->hosts[t->src].node, xfer_start, n, i);
+            engine_at_on(net_eng(n), t->delay, n->hosts[t->src].node, xfer_start, n, i);
     }
     if (n->nxfers == 0)
         n->finished = true;
@@ -775,22 +859,66 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     return n;
 }
 
-void net_run(struct net *n)
+void net_start_sampler(struct net *n)
 {
     if (n->sampler) {
         timer_set(&n->sampler->tick, 0);
         timer_set(&n->sampler->counter_tick, n->sc->counter_sample);
     }
+}
+
+void net_run(struct net *n)
+{
+    net_start_sampler(n);
     engine_run(&n->eng, n->sc->stop);
+    net_run_end(n, n->eng.now, n->eng.n);
+}
+
+void net_run_end(struct net *n, simtime_t last, size_t pending)
+{
     if (!n->finished && !n->deadlocked)
-        n->last_event_time = n->eng.now < n->sc->stop && n->eng.n == 0 ? n->eng.now : n->sc->stop;
+        n->last_event_time = last < n->sc->stop && pending == 0 ? last : n->sc->stop;
+    /* the workers' counters: every member of net_stats is a 64-bit count */
+    G_STATIC_ASSERT(sizeof(struct net_stats) % sizeof(uint64_t) == 0);
+    uint64_t *sum = (uint64_t *)&n->st;
+    memset(&n->st, 0, sizeof n->st);
+    for (uint32_t w = 0; w < n->nctx; w++) {
+        const uint64_t *v = (const uint64_t *)&n->wk[w].st;
+        for (size_t i = 0; i < sizeof n->st / sizeof *sum; i++)
+            sum[i] += v[i];
+        n->st.transfers_done += n->wk[w].done;
+    }
+    pfc_rows_flush(n, SIMTIME_NEVER);
+}
+
+/* The lookahead: the shortest delay of a link between two nodes a parallel run may give to
+ * different workers (every link but those inside one multi-GPU server), or of any link when
+ * there are none. A packet sent over a link arrives at least this much later. */
+simtime_t net_quantum(const struct topology *t)
+{
+    simtime_t cut = SIMTIME_NEVER, any = SIMTIME_NEVER;
+    for (uint32_t i = 0; i < t->nports; i++) {
+        const struct topo_port *p = &t->ports[i];
+        uint32_t a = p->node, b = t->ports[p->peer].node;
+        any = MIN(any, p->delay_ps);
+        if (!net_same_server(t, a, b))
+            cut = MIN(cut, p->delay_ps);
+    }
+    simtime_t q = cut != SIMTIME_NEVER ? cut : any;
+    return q == SIMTIME_NEVER || q == 0 ? 1 : q;
+}
+
+bool net_same_server(const struct topology *t, uint32_t a, uint32_t b)
+{
+    const struct topo_node *x = &t->nodes[a], *y = &t->nodes[b];
+    return t->servers && net_in_server(x) && net_in_server(y) && x->server == y->server;
 }
 
 void net_free(struct net *n)
 {
     if (!n)
         return;
-    engine_free(&n->eng);
+    engine_free(net_eng(n));
     release_pool(n);
     g_free(n->port_rate_code);
     if (n->switches)
@@ -817,11 +945,15 @@ void net_free(struct net *n)
     g_free(n->dep_off);
     g_free(n->dep_list);
     g_free(n->deadlock_report);
+    for (uint32_t w = 0; n->wk && w < n->nctx; w++) {
+        for (int k = 0; k < 4; k++)
+            g_free(n->wk[w].ls[k].v);
+        g_free(n->wk[w].rows);
+    }
+    g_free(n->wk);
+    net_partition_free(n->part);
     if (n->sampler) {
-        g_free(n->sampler->dirty_ports);
-        g_free(n->sampler->dirty_qps);
-        g_free(n->sampler->cnt_ports);
-        g_free(n->sampler->cnt_hosts);
+        g_free(n->sampler->tmp);
         g_free(n->sampler);
     }
     g_free(n);

@@ -204,6 +204,46 @@ struct net_stats {
 
 struct sampler;
 
+/* A PFC event for the pfc hook, kept until the rows of its time are complete (the hook gets
+ * them by time, then node, then in the order the node made them: the same for any workers). */
+struct net_idlist {
+    uint32_t *v;
+    uint32_t n;
+};
+enum net_list { LS_QUEUE_PORTS, LS_RATE_QPS, LS_CNT_PORTS, LS_CNT_HOSTS };
+
+struct pfc_row {
+    simtime_t t;
+    uint32_t port, node;
+    int32_t prio;
+    const char *event;
+    uint64_t duration_ns;
+};
+
+/* What the events running on one thread write that other threads' events also write: one
+ * per worker of a parallel run (models/net_parallel.c), one for a sequential run. Summed or
+ * merged between windows, or at the end. */
+struct net_worker {
+    struct engine *eng;
+    struct net_stats st;
+    uint32_t pool_free;           /* its free packets (a packet is freed where it ends) */
+    int64_t pool_used;
+    /* ports, QPs, ports and hosts whose samples changed since the last tick (enum net_list) */
+    struct net_idlist ls[4];
+    struct pfc_row *rows;
+    uint32_t nrows, rows_cap;
+    uint64_t done;                /* transfers completed here, the last one at last_done */
+    simtime_t last_done;
+    /* the first request in the window to arm the deadlock check, with the key it got */
+    bool dl_req;
+    simtime_t dl_at, dl_call;
+    uint32_t dl_owner;
+    struct engine_key dl_key;
+};
+
+/* The worker context of the thread running a parallel run's events, else NULL. */
+extern __thread struct net_worker *net_self;
+
 /* The congestion counters sampled over time: a switch port's ECN marks, a NIC's notification
  * and reaction point counters (results_io/counters.c names them as mlx5 does). */
 enum net_counter { NET_CNT_ECN_MARKED, NET_CNT_NP_ECN_MARKED, NET_CNT_NP_CNP_SENT, NET_CNT_RP_CNP_HANDLED };
@@ -240,7 +280,7 @@ struct net {
     const struct dcqcn_params *np; /* the notification point's settings ([dcqcn] CNP keys) */
 
     struct packet *pool;
-    uint32_t pool_cap, pool_free, pool_used, pool_peak;
+    uint32_t pool_cap;            /* packets made (free lists: net_worker.pool_free) */
     uint32_t pool_max;            /* the reserved extent (sim/reserve.h): the pool never moves */
     uint32_t links_down;          /* links now down (link-down faults) */
     /* INT stacks beside the pool (same index), only when the CC reads telemetry (HPCC): the
@@ -265,7 +305,12 @@ struct net {
     uint8_t ctrl_prio_mask;       /* priorities served with strict priority */
     uint32_t dwrr_quantum[NPRIO];
 
-    struct net_stats st;
+    struct net_stats st;          /* the run's (summed over workers at its end) */
+    struct net_worker *wk;        /* wk[0]: a sequential run's; workers + 1 in a parallel one */
+    uint32_t nworkers;            /* 1, or a parallel run's workers */
+    uint32_t nctx;                /* worker contexts: 1, or workers + 1 (the global entity's) */
+    struct net_partition *part;   /* a parallel run's partition, or NULL */
+    simtime_t quantum;            /* the lookahead: the shortest link delay (see net_quantum) */
     struct sampler *sampler;      /* time series state (NULL without queue/rate/counter hooks) */
     struct net_sample_hooks hooks; /* where samples and PFC events go (all NULL: nowhere) */
     /* capture hook: called for every packet sent or received on a port with a tap;
@@ -296,18 +341,51 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
 void net_free(struct net *n);
 /* Runs to completion or to the scenario's stop time. */
 void net_run(struct net *n);
+/* A run on `workers` threads (models/net_parallel.c), with the same results as net_run: splits
+ * the fabric (after net_build, before the sampler and captures are attached); FALSE with a
+ * message when it cannot be split so. net_run_workers then runs it (net_run for one). */
+gboolean net_set_workers(struct net *n, uint32_t workers, GError **err);
+void net_run_workers(struct net *n);
+/* How a parallel run split the fabric (for summary.json); workers 1 for a sequential run. */
+struct net_partition_info {
+    uint32_t workers, units, cut_links;
+    uint64_t windows;
+    simtime_t lookahead_ps;
+    const uint64_t *load;      /* per worker: estimated packet-hops (sent and received) */
+    const uint32_t *nodes;     /* per worker: nodes */
+};
+void net_partition_describe(const struct net *n, struct net_partition_info *out);
+void net_partition_free(struct net_partition *p);
+/* For both: the sampler's first ticks; the end figures, summed over workers. */
+void net_start_sampler(struct net *n);
+void net_run_end(struct net *n, simtime_t last, size_t pending);
+void net_worker_lists(struct net *n, struct net_worker *w);
+simtime_t net_quantum(const struct topology *t);
+/* Whether nodes a and b are inside the same multi-GPU server (never split between workers). */
+bool net_same_server(const struct topology *t, uint32_t a, uint32_t b);
+static inline bool net_in_server(const struct topo_node *x)
+{
+    return x->layer != LAYER_FABRIC && x->layer != LAYER_LEAF && x->layer != LAYER_SPINE && x->layer != LAYER_AGG;
+}
 
 /* Headroom of a port for one lossless priority: [switch] headroom, or from the IEEE
  * bounds, the MTU and the cable (models.md 3.3). */
 uint64_t net_port_headroom(const struct scenario *sc, uint64_t rate, simtime_t delay);
 
+/* The worker context of the events running now, their engine and their counters. */
+static inline struct net_worker *net_wk(struct net *n) { return net_self ? net_self : n->wk; }
+static inline struct engine *net_eng(struct net *n) { return net_self ? net_self->eng : &n->eng; }
+static inline simtime_t net_now(struct net *n) { return net_eng(n)->now; }
+static inline struct net_stats *net_st(struct net *n) { return &net_wk(n)->st; }
+
 /* packet pool */
 uint32_t pkt_alloc(struct net *n);
 static inline void pkt_free(struct net *n, uint32_t i)
 {
-    n->pool[i].next = n->pool_free;
-    n->pool_free = i;
-    n->pool_used--;
+    struct net_worker *w = net_wk(n);
+    n->pool[i].next = w->pool_free;
+    w->pool_free = i;
+    w->pool_used--;
 }
 static inline struct packet *pkt(struct net *n, uint32_t i) { return &n->pool[i]; }
 
@@ -356,6 +434,8 @@ uint16_t roce_udp_sport(uint32_t lqpn, uint32_t rqpn);
 
 /* transfers (models/net.c) */
 void xfer_finished(struct net *n, uint32_t xfer);
+/* Every transfer is complete, the last at `last`: the run ends at last + quantum - 1. */
+void net_all_done(struct net *n, simtime_t last, simtime_t *stop);
 /* Bytes of a transfer, or of one part of a split message. */
 static inline uint64_t xfer_bytes(const struct net *n, uint32_t id)
 {
@@ -369,6 +449,9 @@ uint32_t pfc_next_frame(struct net *n, struct port_rt *p);
 void pfc_receive(struct net *n, struct port_rt *in, uint32_t pkt);
 void pfc_finish(struct net *n);       /* closes open pause intervals at the end */
 void pfc_watch_deadlock(struct net *n);
+void pfc_init_deadlock(struct net *n);
+/* Hands the PFC events of times <= upto, of every worker, to the pfc hook (in order). */
+void pfc_rows_flush(struct net *n, simtime_t upto);
 
 /* faults (models/fault.c) */
 gboolean faults_schedule(struct net *n, GError **err);

@@ -31,11 +31,11 @@ void nic_init_qp(struct net *n, uint32_t id, uint32_t src, uint32_t dst, uint8_t
     q->msg_head = q->msg_tail = q->cur_msg = NONE32;
     q->next_ready = NONE32;
     q->heap_pos = NONE32;
-    timer_init_on(&q->rto, &n->eng, n->hosts[src].node, rto_fire, n, id);
+    timer_init_on(&q->rto, net_eng(n), n->hosts[src].node, rto_fire, n, id);
     n->cc->init(&q->cc, n->sc, (double)n->ports[n->hosts[src].port].rate, 0);
     q->rate_logged = -1;
     if (n->hosts[src].wake.eng == NULL)
-        timer_init_on(&n->hosts[src].wake, &n->eng, n->hosts[src].node, wake_fire, n, src);
+        timer_init_on(&n->hosts[src].wake, net_eng(n), n->hosts[src].node, wake_fire, n, src);
 }
 
 /* CNP moderation slots (models.md 1.2): QPs that share a slot share one min_time_between_cnps.
@@ -188,7 +188,7 @@ void nic_post(struct net *n, uint32_t xid)
     if (n->ooo && n->ooo[x->qp].rx_msg == NONE32) /* every earlier transfer is complete at the responder */
         n->ooo[x->qp].rx_msg = xid;
     if (q->snd_una == q->snd_nxt)
-        q->last_progress = n->eng.now; /* nothing was outstanding: the timeout starts now */
+        q->last_progress = net_now(n); /* nothing was outstanding: the timeout starts now */
     qp_activate(n, x->qp);
     port_kick(n, &n->ports[n->hosts[q->src].port]);
 }
@@ -223,7 +223,7 @@ static uint32_t build_data(struct net *n, uint32_t id)
     pk->dscp = 26;
     pk->src_qpn = q->lqpn;
     pk->dst_qpn = q->rqpn;
-    pk->sent_at = n->eng.now;
+    pk->sent_at = net_now(n);
     pk->pfc_vector = 0;
     pk->pfc_quanta = 0;
     if (n->intd) { /* an empty INT stack rides in the packet (HPCC ns-3: 42 bytes) */
@@ -233,7 +233,7 @@ static uint32_t build_data(struct net *n, uint32_t id)
     if (q->snd_nxt < q->max_sent) {
         pk->flags |= PKT_F_RETX;
         n->hosts[q->src].retransmitted_packets++;
-        n->st.retransmitted_packets++;
+        net_st(n)->retransmitted_packets++;
     } else {
         q->max_sent = q->snd_nxt + 1;
     }
@@ -272,15 +272,15 @@ static void rto_fire(void *ctx, uint64_t id)
     if (q->snd_una >= q->max_sent)
         return; /* nothing in flight */
     simtime_t due = q->last_progress + n->sc->rto;
-    if (n->eng.now < due) {
+    if (net_now(n) < due) {
         timer_set(&q->rto, due);
         return;
     }
     n->hosts[q->src].local_ack_timeout_err++;
-    n->st.timeouts++;
-    q->last_progress = n->eng.now;
+    net_st(n)->timeouts++;
+    q->last_progress = net_now(n);
     go_back(n, (uint32_t)id, q->snd_una);
-    timer_set(&q->rto, n->eng.now + n->sc->rto);
+    timer_set(&q->rto, net_now(n) + n->sc->rto);
     port_kick(n, &n->ports[n->hosts[q->src].port]);
 }
 
@@ -316,7 +316,7 @@ static void paced_to_ready(struct net *n, struct host_rt *h, simtime_t now)
 uint32_t nic_dequeue(struct net *n, struct host_rt *h)
 {
     struct port_rt *port = &n->ports[h->port];
-    simtime_t now = n->eng.now;
+    simtime_t now = net_now(n);
     if (h->cc_idle_since != SIMTIME_NEVER) { /* the port is about to send, or look again */
         h->cc_idle_ps += now - h->cc_idle_since;
         h->cc_idle_since = SIMTIME_NEVER;
@@ -419,7 +419,7 @@ static void send_ack(struct net *n, struct qp_rt *q, const struct packet *data, 
     uint8_t flags = (q->ce_since_ack ? PKT_F_ECE : 0) | (cnp ? PKT_F_CNP : 0);
     if (cnp) {
         n->hosts[q->dst].np_cnp_sent++;
-        n->st.cnp_sent++;
+        net_st(n)->cnp_sent++;
     }
     q->ce_since_ack = false;
     send_ctrl(n, q->dst, q->src, kind, data->qp, psn, n->sc->ack_priority, flags, data->sent_at,
@@ -430,12 +430,12 @@ static void send_ack(struct net *n, struct qp_rt *q, const struct packet *data, 
  * out within min_time_between_cnps in the QP's moderation slot [DCQCN15 NP, mstflint]. */
 static void np_send_cnp(struct net *n, struct qp_rt *q, uint32_t qp)
 {
-    simtime_t now = n->eng.now, *last = &n->cnp_last[q->cnp_slot];
+    simtime_t now = net_now(n), *last = &n->cnp_last[q->cnp_slot];
     if (*last != SIMTIME_NEVER && now - *last < n->np->min_time_between_cnps)
         return;
     *last = now;
     n->hosts[q->dst].np_cnp_sent++;
-    n->st.cnp_sent++;
+    net_st(n)->cnp_sent++;
     send_ctrl(n, q->dst, q->src, PKT_CNP, qp, 0, n->sc->cnp_priority, 0, now, NONE32);
 }
 
@@ -480,9 +480,9 @@ static void responder_data(struct net *n, struct packet *pk)
         h->out_of_sequence++;
         /* one NAK per expected PSN, repeated after nak_interval if the retransmission is
          * lost too (as the HPCC ns-3 receiver does) instead of waiting for the timeout */
-        if (!q->nak_sent || n->eng.now - q->last_nak >= n->sc->nak_interval) {
+        if (!q->nak_sent || net_now(n) - q->last_nak >= n->sc->nak_interval) {
             q->nak_sent = true;
-            q->last_nak = n->eng.now;
+            q->last_nak = net_now(n);
             send_ack(n, q, pk, PKT_NAK, q->epsn, flag_ack);
         }
     } else {
@@ -568,10 +568,10 @@ static void responder_data_ooo(struct net *n, struct packet *pk, bool flag_ack)
 static void rp_notified(struct net *n, uint32_t id)
 {
     struct qp_rt *q = &n->qps[id];
-    n->cc->on_cnp(&q->cc, n->eng.now);
+    n->cc->on_cnp(&q->cc, net_now(n));
     n->hosts[q->src].rp_cnp_handled++;
     sampler_counters_changed(n, NULL, q->src);
-    n->st.cnp_handled++;
+    net_st(n)->cnp_handled++;
     if (q->cc.rate != q->rate_logged)
         sampler_rate_changed(n, id);
 }
@@ -582,14 +582,14 @@ static void requester_ack(struct net *n, struct packet *pk)
     struct qp_rt *q = &n->qps[id];
     uint32_t acked = pk->kind == PKT_ACK ? pk->psn + 1 : pk->psn;
     if (acked > q->snd_una && acked <= q->psn_end) {
-        struct cc_ack a = { .rtt = n->eng.now - pk->sent_at, .acked_pkts = acked - q->snd_una, .ack_psn = acked,
+        struct cc_ack a = { .rtt = net_now(n) - pk->sent_at, .acked_pkts = acked - q->snd_una, .ack_psn = acked,
                             .snd_nxt = q->snd_nxt, .ece = pk->flags & PKT_F_ECE,
                             .intd = n->intd ? &n->intd[pk - n->pool] : NULL };
-        n->cc->on_ack(&q->cc, n->eng.now, &a);
+        n->cc->on_ack(&q->cc, net_now(n), &a);
         if (q->cc.rate != q->rate_logged)
             sampler_rate_changed(n, id);
         q->snd_una = acked;
-        q->last_progress = n->eng.now;
+        q->last_progress = net_now(n);
         while (q->msg_head != NONE32) {
             struct xfer_rt *x = &n->xfers[q->msg_head];
             if (x->psn_first + x->npkts > q->snd_una)

@@ -14,9 +14,9 @@ static void wd_fire(void *ctx, uint64_t arg);
 
 void pfc_init_port(struct net *n, struct port_rt *p)
 {
-    timer_init_on(&p->pfc_expire, &n->eng, p->node, pfc_expire_fire, p, 0);
-    timer_init_on(&p->pfc_refresh, &n->eng, p->node, pfc_refresh_fire, p, 0);
-    timer_init_on(&p->wd_timer, &n->eng, p->node, wd_fire, p, 0);
+    timer_init_on(&p->pfc_expire, net_eng(n), p->node, pfc_expire_fire, p, 0);
+    timer_init_on(&p->pfc_refresh, net_eng(n), p->node, pfc_refresh_fire, p, 0);
+    timer_init_on(&p->wd_timer, net_eng(n), p->node, wd_fire, p, 0);
 }
 
 /* One pause quantum is 512 bit times at the port's speed. */
@@ -30,11 +30,68 @@ static const char *node_name(const struct net *n, const struct port_rt *p)
     return n->topo->nodes[p->node].name;
 }
 
+/* PFC events reach the hook in the order (time, node, then as the node made them), which
+ * a parallel run can give too: they are kept per worker and handed over by pfc_rows_flush. */
 static void log_event(struct net *n, struct port_rt *p, int prio, const char *event, simtime_t duration)
 {
-    if (n->hooks.pfc)
-        n->hooks.pfc(n->hooks.ctx, n->eng.now / PS_PER_NS, (uint32_t)(p - n->ports), node_name(n, p), p->local,
-                     prio, event, duration / PS_PER_NS);
+    if (!n->hooks.pfc)
+        return;
+    struct net_worker *w = net_wk(n);
+    if (w->nrows == w->rows_cap) {
+        w->rows_cap = w->rows_cap ? w->rows_cap * 2 : 1024; /* amortised */
+        w->rows = g_renew(struct pfc_row, w->rows, w->rows_cap);
+    }
+    simtime_t now = net_now(n);
+    w->rows[w->nrows++] = (struct pfc_row){ now, (uint32_t)(p - n->ports), p->node, prio, event, duration / PS_PER_NS };
+    if (!net_self && w->nrows >= 1u << 16 && now > 0)
+        pfc_rows_flush(n, now - 1); /* a sequential run's rows before now are all there */
+}
+
+struct row_ref {
+    const struct pfc_row *r;
+    uint64_t seq;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+    const struct row_ref *x = a, *y = b;
+    if (x->r->t != y->r->t)
+        return x->r->t < y->r->t ? -1 : 1;
+    if (x->r->node != y->r->node)
+        return x->r->node < y->r->node ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void pfc_rows_flush(struct net *n, simtime_t upto)
+{
+    if (!n->hooks.pfc)
+        return;
+    size_t total = 0;
+    for (uint32_t w = 0; w < n->nctx; w++)
+        total += n->wk[w].nrows;
+    if (!total)
+        return;
+    struct row_ref *v = g_new(struct row_ref, total);
+    size_t k = 0;
+    for (uint32_t w = 0; w < n->nctx; w++) /* a worker's rows are in time order */
+        for (uint32_t i = 0; i < n->wk[w].nrows && n->wk[w].rows[i].t <= upto; i++, k++)
+            v[k] = (struct row_ref){ &n->wk[w].rows[i], k };
+    qsort(v, k, sizeof *v, cmp_row);
+    for (size_t i = 0; i < k; i++) {
+        const struct pfc_row *r = v[i].r;
+        const struct port_rt *p = &n->ports[r->port];
+        n->hooks.pfc(n->hooks.ctx, r->t / PS_PER_NS, r->port, node_name(n, p), p->local, r->prio, r->event,
+                     r->duration_ns);
+    }
+    g_free(v);
+    for (uint32_t w = 0; w < n->nctx; w++) {
+        struct net_worker *wk = &n->wk[w];
+        uint32_t i = 0;
+        while (i < wk->nrows && wk->rows[i].t <= upto)
+            i++;
+        memmove(wk->rows, wk->rows + i, (size_t)(wk->nrows - i) * sizeof *wk->rows);
+        wk->nrows -= i;
+    }
 }
 
 /* ---------- receiver side: asking the peer to pause ---------- */
@@ -46,10 +103,10 @@ void pfc_request(struct net *n, struct port_rt *p, int prio, bool pause)
         return;
     if (pause) {
         p->pfc_want |= bit;
-        p->xoff_since[prio] = n->eng.now;
+        p->xoff_since[prio] = net_now(n);
     } else {
         p->pfc_want &= (uint8_t)~bit;
-        p->tx_pause_dur[prio] += n->eng.now - p->xoff_since[prio];
+        p->tx_pause_dur[prio] += net_now(n) - p->xoff_since[prio];
     }
     p->pfc_pending |= bit;
     port_kick(n, p);
@@ -76,18 +133,18 @@ uint32_t pfc_next_frame(struct net *n, struct port_rt *p)
         pk->pfc_vector = xoff;
         pk->pfc_quanta = (uint16_t)n->sc->pfc_pause_quanta;
         p->pfc_pending &= (uint8_t)~xoff;
-        n->st.pause_frames++;
+        net_st(n)->pause_frames++;
         for (int q = 0; q < NPRIO; q++)
             if (xoff & (1u << q))
                 p->tx_pause[q]++;
         /* refresh at half the pause time while still congested */
-        timer_set(&p->pfc_refresh, n->eng.now + quanta_ps(p, n->sc->pfc_pause_quanta) / 2);
+        timer_set(&p->pfc_refresh, net_now(n) + quanta_ps(p, n->sc->pfc_pause_quanta) / 2);
     } else {
         pk->pfc_quanta = 0;
         p->pfc_pending = 0;
-        n->st.xon_frames++;
+        net_st(n)->xon_frames++;
     }
-    pk->sent_at = n->eng.now;
+    pk->sent_at = net_now(n);
     return i;
 }
 
@@ -109,9 +166,9 @@ static void unpause(struct net *n, struct port_rt *p, int q)
     if (!(p->paused & bit))
         return;
     p->paused &= (uint8_t)~bit;
-    simtime_t d = n->eng.now - p->paused_since[q];
+    simtime_t d = net_now(n) - p->paused_since[q];
     p->rx_pause_dur[q] += d;
-    n->st.paused_ps += d;
+    net_st(n)->paused_ps += d;
     log_event(n, p, q, "resume", d);
 }
 
@@ -135,7 +192,7 @@ static void pfc_expire_fire(void *ctx, uint64_t arg)
     struct port_rt *p = ctx;
     struct net *n = p->net;
     for (int q = 0; q < NPRIO; q++)
-        if ((p->paused & (1u << q)) && p->pause_until[q] <= n->eng.now)
+        if ((p->paused & (1u << q)) && p->pause_until[q] <= net_now(n))
             unpause(n, p, q);
     rearm_expire(p);
     nic_unpark(n, p);
@@ -145,7 +202,7 @@ static void pfc_expire_fire(void *ctx, uint64_t arg)
 void pfc_receive(struct net *n, struct port_rt *in, uint32_t i)
 {
     struct packet *pk = &n->pool[i];
-    simtime_t now = n->eng.now;
+    simtime_t now = net_now(n);
     bool honour = in->is_host ? n->sc->nic_pfc : n->sc->pfc;
     for (int q = 0; q < NPRIO; q++) {
         uint8_t bit = (uint8_t)(1u << q);
@@ -207,7 +264,7 @@ static void wd_flush(struct net *n, struct port_rt *p, int q)
 {
     uint32_t dropped = switch_drop_queue(n, p, q);
     p->wd_drops += dropped;
-    n->st.wd_drops += dropped;
+    net_st(n)->wd_drops += dropped;
 }
 
 static void wd_fire(void *ctx, uint64_t arg)
@@ -215,7 +272,7 @@ static void wd_fire(void *ctx, uint64_t arg)
     (void)arg;
     struct port_rt *p = ctx;
     struct net *n = p->net;
-    simtime_t now = n->eng.now, next = SIMTIME_NEVER;
+    simtime_t now = net_now(n), next = SIMTIME_NEVER;
     for (int q = 0; q < NPRIO; q++) {
         uint8_t bit = (uint8_t)(1u << q);
         if (p->wd_active & bit) {
@@ -233,7 +290,7 @@ static void wd_fire(void *ctx, uint64_t arg)
         if (due <= now && p->q[q].pkts) {
             /* storm: paused for the whole detection window with packets waiting */
             p->wd_storms++;
-            n->st.wd_storms++;
+            net_st(n)->wd_storms++;
             log_event(n, p, q, "watchdog-storm", now - p->paused_since[q]);
             unpause(n, p, q);
             p->wd_active |= bit;
@@ -280,19 +337,37 @@ static bool holds_from(struct net *n, const struct port_rt *p, int q, uint32_t i
 
 static void deadlock_fire(void *ctx, uint64_t arg);
 
+void pfc_init_deadlock(struct net *n)
+{
+    timer_init(&n->deadlock_timer, &n->eng, deadlock_fire, n, 0);
+}
+
 void pfc_watch_deadlock(struct net *n)
 {
-    if (n->deadlock_timer.eng == NULL)
-        timer_init(&n->deadlock_timer, &n->eng, deadlock_fire, n, 0);
-    if (!timer_armed(&n->deadlock_timer))
-        timer_set(&n->deadlock_timer, n->eng.now + n->sc->deadlock_threshold);
+    if (timer_armed(&n->deadlock_timer))
+        return;
+    simtime_t at = net_now(n) + n->sc->deadlock_threshold;
+    if (!net_self) {
+        timer_set(&n->deadlock_timer, at);
+        return;
+    }
+    /* A worker of a parallel run: the global entity's timer is armed between windows, by the
+     * first request in the window (net_parallel.c), with the key it gets here, as if set now. */
+    struct net_worker *w = net_wk(n);
+    if (!w->dl_req) {
+        w->dl_req = true;
+        w->dl_at = at;
+        w->dl_call = net_now(n);
+        w->dl_owner = net_eng(n)->cur;
+        w->dl_key = engine_stamp(net_eng(n), engine_global(net_eng(n)), at);
+    }
 }
 
 static void deadlock_fire(void *ctx, uint64_t arg)
 {
     (void)arg;
     struct net *n = ctx;
-    simtime_t now = n->eng.now;
+    simtime_t now = net_now(n);
     uint32_t np = n->topo->nports;
     /* colour per (port, prio): 0 unvisited, 1 on stack, 2 done */
     uint8_t *colour = g_new0(uint8_t, (size_t)np * NPRIO);
@@ -361,7 +436,7 @@ static void deadlock_fire(void *ctx, uint64_t arg)
         n->deadlocked = true;
         n->deadlock_report = g_string_free(g, FALSE);
         n->last_event_time = now;
-        engine_halt(&n->eng);
+        engine_halt(net_eng(n));
     } else if (any_paused && !n->finished) {
         timer_set(&n->deadlock_timer, now + n->sc->deadlock_threshold / 2);
     }
@@ -375,14 +450,17 @@ void pfc_finish(struct net *n)
         struct port_rt *p = &n->ports[i];
         for (int q = 0; q < NPRIO; q++) {
             if (p->paused & (1u << q)) {
-                simtime_t d = n->last_event_time - p->paused_since[q];
+                /* a pause that began after the last completion (the run's tail) counts 0 */
+                simtime_t end = MAX(n->last_event_time, p->paused_since[q]);
+                simtime_t d = end - p->paused_since[q];
                 p->rx_pause_dur[q] += d;
                 n->st.paused_ps += d;
-                p->paused_since[q] = n->last_event_time;
+                p->paused_since[q] = end;
             }
             if (p->pfc_want & (1u << q)) {
-                p->tx_pause_dur[q] += n->last_event_time - p->xoff_since[q];
-                p->xoff_since[q] = n->last_event_time;
+                simtime_t end = MAX(n->last_event_time, p->xoff_since[q]);
+                p->tx_pause_dur[q] += end - p->xoff_since[q];
+                p->xoff_since[q] = end;
             }
         }
     }

@@ -50,7 +50,7 @@ static inline void maybe_mark(struct net *n, struct switch_rt *sw, struct port_r
     if (p >= 1 || rng_uniform(&sw->rng) < p) {
         pk->ecn = ECN_CE;
         out->ecn_marked++;
-        n->st.ecn_marked++;
+        net_st(n)->ecn_marked++;
         sampler_counters_changed(n, out, NONE32);
     }
 }
@@ -82,7 +82,7 @@ static uint32_t pick_hop(struct net *n, struct switch_rt *sw, const struct packe
         return h % cnt;
     if (lb == LB_FLOWLET) {
         struct flowlet *f = &sw->flowlets[h % FLOWLET_SLOTS];
-        simtime_t now = n->eng.now;
+        simtime_t now = net_now(n);
         if (f->last == SIMTIME_NEVER || f->key != h || now - f->last > n->sc->flowlet_gap || f->hop >= cnt) {
             f->hop = (uint16_t)rng_below(&sw->lb_rng, cnt);
             f->key = h;
@@ -127,8 +127,8 @@ void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
         choice = (choice + 1) % cnt;
     uint8_t prio = pk->prio;
     if (cnt == 0 || (n->links_down && n->ports[first + hops[choice]].down)) {
-        n->st.drops++;
-        n->st.drops_prio[prio]++;
+        net_st(n)->drops++;
+        net_st(n)->drops_prio[prio]++;
         in->drops[prio]++;
         pkt_free(n, i);
         return;
@@ -138,9 +138,9 @@ void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
         /* the watchdog drops what arrives for a queue it has taken out of PFC */
         out->wd_drops++;
         out->drops[prio]++;
-        n->st.wd_drops++;
-        n->st.drops++;
-        n->st.drops_prio[prio]++;
+        net_st(n)->wd_drops++;
+        net_st(n)->drops++;
+        net_st(n)->drops_prio[prio]++;
         pkt_free(n, i);
         return;
     }
@@ -148,10 +148,10 @@ void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
     if (v != MMU_ACCEPT) {
         out->drops[prio]++;
         sw->drops++;
-        n->st.drops++;
-        n->st.drops_prio[prio]++;
+        net_st(n)->drops++;
+        net_st(n)->drops_prio[prio]++;
         if (v == MMU_DROP_LOSSLESS)
-            n->st.drops_lossless++;
+            net_st(n)->drops_lossless++;
         pkt_free(n, i);
         return;
     }
@@ -234,7 +234,7 @@ uint32_t switch_dequeue(struct net *n, struct port_rt *p)
     if (n->intd && pk->kind == PKT_DATA) {
         /* HPCC ns-3 SwitchNode::SwitchNotifyDequeue: the egress stamps its clock (ns), the bytes
          * it sent before this packet and the bytes still queued on the port (all queues) */
-        int_push_hop(&n->intd[i], n->eng.now / PS_PER_NS, p->tx_bytes, port_queue_bytes(p),
+        int_push_hop(&n->intd[i], net_now(n) / PS_PER_NS, p->tx_bytes, port_queue_bytes(p),
                      n->port_rate_code[p - n->ports], n->int_multi);
     }
     sampler_queue_changed(n, p);
@@ -261,8 +261,8 @@ uint32_t switch_drop_queue(struct net *n, struct port_rt *p, int q)
         dropped++;
     }
     p->drops[q] += dropped;
-    n->st.drops += dropped;
-    n->st.drops_prio[q] += dropped;
+    net_st(n)->drops += dropped;
+    net_st(n)->drops_prio[q] += dropped;
     sampler_queue_changed(n, p);
     return dropped;
 }

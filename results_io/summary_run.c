@@ -24,6 +24,37 @@ uint64_t results_port_p99(const struct port_rt *p)
     return 0;
 }
 
+/* How the run was split over workers: "workers" 1 for a sequential run. These figures, like
+ * the wall-clock ones, are all that differs between runs of one scenario on different worker
+ * counts. */
+static void summary_partition(JsonBuilder *b, const struct net *n)
+{
+    struct net_partition_info p;
+    net_partition_describe(n, &p);
+    outcome_json_int(b, "workers", p.workers);
+    outcome_json_dbl(b, "lookahead_ns", (double)p.lookahead_ps / PS_PER_NS);
+    if (p.workers < 2)
+        return;
+    json_builder_set_member_name(b, "partition");
+    json_builder_begin_object(b);
+    outcome_json_int(b, "units", p.units);
+    outcome_json_int(b, "cut_links", p.cut_links);
+    outcome_json_int(b, "windows", p.windows);
+    uint64_t total = 0;
+    for (uint32_t w = 0; w < p.workers; w++)
+        total += p.load[w];
+    json_builder_set_member_name(b, "per_worker");
+    json_builder_begin_array(b);
+    for (uint32_t w = 0; w < p.workers; w++) {
+        json_builder_begin_object(b);
+        outcome_json_int(b, "nodes", p.nodes[w]);
+        outcome_json_dbl(b, "load_share", total ? (double)p.load[w] / (double)total : 0);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+}
+
 gboolean summary_write_run(const struct results_dir *rd, const struct net *n, const struct run_figures *fig,
                              simtime_t end, GError **err)
 {
@@ -125,6 +156,7 @@ gboolean summary_write_run(const struct results_dir *rd, const struct net *n, co
     outcome_json_int(b, "peak_rss_bytes", fig->peak_rss);
     outcome_json_dbl(b, "output_s", fig->output_s);
     outcome_json_dbl(b, "output_share", fig->output_share);
+    summary_partition(b, n);
     json_builder_end_object(b);
     return summary_write(rd->tmp, b, err);
 }

@@ -1,10 +1,16 @@
 #include "sim/engine.h"
 #include <glib.h>
+#include "sim/engine_group.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+/* the engine whose run loop is on this thread's stack (several run at once in a parallel run) */
+static __thread struct engine *running;
+
+struct engine *engine_running(void) { return running; }
 
 double engine_wall_seconds(void)
 {
@@ -288,19 +294,30 @@ void engine_insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t 
 
 void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, void *ctx, uint64_t arg)
 {
-    engine_insert(e, t, engine_stamp(e, owner, t), owner, fn, ctx, arg);
+    struct engine_key k = engine_stamp(e, owner, t);
+    if (e->grp && e->grp->worker_of[owner] != e->self) { /* another worker's entity */
+        engine_group_send(e, t < e->now ? e->now : t, k, owner, fn, ctx, arg);
+        return;
+    }
+    engine_insert(e, t, k, owner, fn, ctx, arg);
 }
 
-/* Makes bucket 0 non-empty: the smallest non-empty bucket's minimum becomes `last` and its
- * entries move down, in order. Precondition: n > 0 and bucket 0 empty. */
-static void refill(struct engine *e)
+/* The smallest time in bucket i (non-empty, above 0). */
+static simtime_t bucket_min(const struct engine *e, int i)
 {
-    int i = first_nonempty(e);
-    struct bucket *src = &e->b[i];
+    const struct bucket *src = &e->b[i];
     simtime_t min = SIMTIME_NEVER;
     for (uint32_t k = src->head; k < src->len; k++)
         if (src->ev[k].time < min)
             min = src->ev[k].time;
+    return min;
+}
+
+/* Makes bucket 0 non-empty: bucket i's minimum `min` becomes `last` and its entries move
+ * down, in order. Precondition: bucket 0 empty, i the smallest non-empty bucket. */
+static void refill(struct engine *e, int i, simtime_t min)
+{
+    struct bucket *src = &e->b[i];
     e->last = min;
     e->nonempty[(i - 1) >> 6] &= ~(1ull << ((i - 1) & 63));
     /* every entry goes to a lower bucket (bucket 0 for those at `min`), so none lands back
@@ -315,19 +332,34 @@ static void refill(struct engine *e)
     sort0(e);
 }
 
-/* The next event, without removing it; NULL when none is pending. */
-static inline const struct event *peek(struct engine *e)
+/* The next event at or before `stop`, without removing it; NULL when there is none. A later
+ * one is left where it is: `last` does not move past the stop time, so events scheduled
+ * between two runs (a parallel run's windows) need no rebase. */
+static inline const struct event *peek(struct engine *e, simtime_t stop)
 {
     if (e->n == 0)
         return NULL;
     struct bucket *b0 = &e->b[0];
     if (b0->head == b0->len) {
         b0->head = b0->len = 0;
-        refill(e);
+        int i = first_nonempty(e);
+        simtime_t min = bucket_min(e, i);
+        if (min > stop)
+            return NULL;
+        refill(e, i, min);
     }
-    return &b0->ev[b0->head];
+    return b0->ev[b0->head].time <= stop ? &b0->ev[b0->head] : NULL;
 }
 
+simtime_t engine_next_time(struct engine *e)
+{
+    if (e->n == 0)
+        return SIMTIME_NEVER;
+    struct bucket *b0 = &e->b[0];
+    if (b0->head < b0->len)
+        return b0->ev[b0->head].time;
+    return bucket_min(e, first_nonempty(e));
+}
 
 static void show_progress(struct engine *e, double now_wall, double *last_wall, uint64_t *last_events)
 {
@@ -344,12 +376,15 @@ void engine_run(struct engine *e, simtime_t stop)
 {
     e->stop = stop;
     e->halted = false;
+    struct engine *outer = running;
+    running = e;
     e->wall_start = engine_wall_seconds();
     double last_wall = e->wall_start;
     uint64_t last_events = e->events;
     bool shown = false;
     const struct event *top;
-    while (!e->halted && (top = peek(e)) && top->time <= stop) {
+    /* e->stop, not `stop`: an event may bring the end forward (net.c: the last transfer) */
+    while (!e->halted && (top = peek(e, e->stop))) {
         struct event ev = *top;
         e->b[0].head++;
         e->n--;
@@ -368,6 +403,7 @@ void engine_run(struct engine *e, simtime_t stop)
             }
         }
     }
+    running = outer;
     if (shown)
         fprintf(stderr, "\r%72s\r", "");
 }
@@ -380,7 +416,7 @@ static void timer_fire(void *ctx, uint64_t gen)
 {
     struct timer *t = ctx;
     if (gen != t->gen) {
-        t->eng->events--;
+        running->events--;
         return;
     }
     t->when = SIMTIME_NEVER;
@@ -398,7 +434,32 @@ void timer_set(struct timer *t, simtime_t when)
         return;
     t->gen++;
     t->when = when;
-    engine_at_on(t->eng, when, t->owner == ENGINE_NONE ? t->eng->entities : t->owner, timer_fire, t, t->gen);
+    /* scheduled by the engine running now, which in a parallel run may be another worker's
+     * than the one the timer was made with (it routes the event to the timer's owner) */
+    engine_at_on(running ? running : t->eng, when, t->owner == ENGINE_NONE ? t->eng->entities : t->owner, timer_fire, t, t->gen);
+}
+
+void timer_set_stamped(struct timer *t, struct engine *e, simtime_t when, struct engine_key k)
+{
+    t->gen++;
+    t->when = when;
+    engine_insert(e, when, k, t->owner == ENGINE_NONE ? e->entities : t->owner, timer_fire, t, t->gen);
+}
+
+void engine_move_pending(struct engine *from, struct engine **to, const uint32_t *engine_of)
+{
+    for (int i = 0; i < ENGINE_BUCKETS; i++) {
+        struct bucket *b = &from->b[i];
+        for (uint32_t j = b->head; j < b->len; j++) {
+            const struct event *ev = &b->ev[j];
+            engine_insert(to[engine_of[ev->owner]], ev->time, (struct engine_key){ ev->key, ev->origin }, ev->owner,
+                          ev->fn, ev->ctx, ev->arg);
+        }
+        b->head = b->len = 0;
+    }
+    for (int w = 0; w < 4; w++)
+        from->nonempty[w] = 0;
+    from->n = 0;
 }
 
 void timer_cancel(struct timer *t)

@@ -83,6 +83,11 @@ struct engine {
     uint32_t cur;              /* owner of the event running, or ENGINE_NONE between events */
     uint8_t *scratch;          /* sorting a batch of equal-time events */
     uint32_t scratch_cap;      /* events it has room for */
+    /* a parallel run (sim/engine_group.h): the group, this engine's place in it, and the
+     * events for other engines made during the current window, one array per engine */
+    struct engine_group *grp;
+    uint32_t self;
+    struct engine_outbox *out;
 };
 
 #define ENGINE_NONE UINT32_MAX
@@ -123,6 +128,10 @@ static inline void engine_after(struct engine *e, simtime_t dt, event_fn fn, voi
 /* Runs events up to and including time `stop`, or until none are left or engine_halt(). */
 void engine_run(struct engine *e, simtime_t stop);
 void engine_halt(struct engine *e);
+/* The time of the next pending event, SIMTIME_NEVER when none (nothing is taken out). */
+simtime_t engine_next_time(struct engine *e);
+/* The engine running an event on this thread now, or NULL between runs. */
+struct engine *engine_running(void);
 double engine_wall_seconds(void);
 static inline size_t engine_pending(const struct engine *e) { return e->n; }
 
@@ -136,6 +145,11 @@ static inline void timer_init(struct timer *t, struct engine *e, event_fn fn, vo
 /* Arms (or moves) the timer to fire at time `when`. */
 void timer_set(struct timer *t, simtime_t when);
 void timer_cancel(struct timer *t);
+/* Arms the timer with a key stamped earlier (engine_stamp), on engine e. */
+void timer_set_stamped(struct timer *t, struct engine *e, simtime_t when, struct engine_key k);
+/* Moves every pending event of `from` (before it ran) to to[engine_of[owner]], keys kept;
+ * copy the sequence counters (seq) too, so that keys go on where they were. */
+void engine_move_pending(struct engine *from, struct engine **to, const uint32_t *engine_of);
 static inline bool timer_armed(const struct timer *t) { return t->when != SIMTIME_NEVER; }
 
 #endif

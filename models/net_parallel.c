@@ -1,0 +1,315 @@
+/* A parallel run of the fabric (sim/engine_group.h): the nodes are cut into groups, one per
+ * worker thread, and the results are those of net_run, byte for byte, whatever the number of
+ * workers. What keeps them so:
+ *  - every event runs on its node's worker, in the engine's partition-independent order;
+ *  - what several nodes' events write lives per worker (struct net_worker) and is merged
+ *    between windows in an order that does not depend on the workers: counters are summed,
+ *    sampler lists sorted, PFC rows ordered by (time, node);
+ *  - a transfer's dependents start where it completed with no delay, so a transfer's
+ *    receiver and its dependents' senders share a worker; so do the nodes of one server;
+ *  - the global entity (sampling, deadlock detection, link faults) runs between windows;
+ *  - the run ends one quantum after the last completion in both (net_all_done). */
+#include <string.h>
+#include "models/net.h"
+#include "sim/engine_group.h"
+
+struct net_partition {
+    uint32_t workers;
+    uint32_t *worker_of;       /* per entity (nodes, then the global one) */
+    uint64_t *load;            /* per worker: estimated packet-hops */
+    uint32_t *nodes;           /* per worker: nodes */
+    uint32_t units;            /* groups that must stay on one worker */
+    uint32_t cut_links;        /* links between workers */
+    uint64_t windows;
+};
+
+/* ---------- partition ---------- */
+
+static uint32_t uf_find(uint32_t *up, uint32_t x)
+{
+    while (up[x] != x)
+        x = up[x] = up[up[x]];
+    return x;
+}
+
+static void uf_join(uint32_t *up, uint32_t a, uint32_t b)
+{
+    a = uf_find(up, a);
+    b = uf_find(up, b);
+    if (a != b)
+        up[a < b ? b : a] = a < b ? a : b;
+}
+
+struct load_ctx {
+    const struct net *n;
+    uint64_t *load;
+    uint64_t pkts;
+};
+
+static void add_hop(void *ctx, uint32_t port)
+{
+    struct load_ctx *c = ctx;
+    const struct port_rt *p = &c->n->ports[port];
+    c->load[p->node] += c->pkts;      /* sent */
+    c->load[p->peer_node] += c->pkts; /* received */
+}
+
+/* The node that completes transfer i: its receiver, or its sender when it has no bytes. */
+static uint32_t completer(const struct net *n, uint32_t i)
+{
+    const struct transfer *t = schedule_get(n->sched, i);
+    return n->hosts[t->bytes ? t->dst : t->src].node;
+}
+
+static struct net_partition *partition(const struct net *n, uint32_t workers, GError **err)
+{
+    const struct topology *t = n->topo;
+    uint32_t N = t->nnodes;
+    uint32_t *up = g_new(uint32_t, N);
+    for (uint32_t i = 0; i < N; i++)
+        up[i] = i;
+    for (uint32_t i = 0; i < t->nports; i++) {
+        uint32_t a = t->ports[i].node, b = t->ports[t->ports[i].peer].node;
+        if (net_same_server(t, a, b))
+            uf_join(up, a, b);
+    }
+    for (uint32_t d = 0; d < n->nxfers; d++) {
+        const struct transfer *td = schedule_get(n->sched, d);
+        const uint32_t *deps = schedule_deps(n->sched, td);
+        for (uint32_t k = 0; k < td->ndeps; k++)
+            uf_join(up, completer(n, deps[k]), n->hosts[td->src].node);
+    }
+    /* the work of each node: the packets of every QP along its ECMP path, sent and received */
+    uint64_t *load = g_new0(uint64_t, N);
+    uint64_t *qb = g_new0(uint64_t, n->nqps ? n->nqps : 1);
+    net_qp_bytes(n, qb);
+    uint32_t mtu = n->sc->mtu ? n->sc->mtu : 4096;
+    for (uint32_t q = 0; q < n->nqps; q++) {
+        if (!qb[q])
+            continue;
+        struct load_ctx c = { n, load, (qb[q] + mtu - 1) / mtu };
+        net_qp_path(n, q, add_hop, &c);
+    }
+    g_free(qb);
+    /* nodes in an order that keeps neighbours together: each switch, then its hosts */
+    uint32_t *order = g_new(uint32_t, N), k = 0;
+    GArray **hosts_of = g_new0(GArray *, N);
+    for (uint32_t h = 0; h < t->nhosts; h++) {
+        uint32_t s = t->attach[h];
+        if (!hosts_of[s])
+            hosts_of[s] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        g_array_append_val(hosts_of[s], h);
+    }
+    for (uint32_t s = t->nhosts; s < N; s++) {
+        order[k++] = s;
+        for (guint j = 0; hosts_of[s] && j < hosts_of[s]->len; j++)
+            order[k++] = g_array_index(hosts_of[s], uint32_t, j);
+    }
+    for (uint32_t h = 0; h < t->nhosts; h++)
+        if (t->attach[h] < t->nhosts || t->attach[h] >= N) /* attached to no switch */
+            order[k++] = h;
+    for (uint32_t s = 0; s < N; s++)
+        if (hosts_of[s])
+            g_array_free(hosts_of[s], TRUE);
+    g_free(hosts_of);
+    /* units (a node and all it must share a worker with) in the order of their first node */
+    uint32_t *unit_of_root = g_new(uint32_t, N);
+    for (uint32_t i = 0; i < N; i++)
+        unit_of_root[i] = UINT32_MAX;
+    uint32_t units = 0;
+    uint64_t *uload = g_new0(uint64_t, N);
+    uint64_t total = 0;
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t r = uf_find(up, order[j]);
+        if (unit_of_root[r] == UINT32_MAX)
+            unit_of_root[r] = units++;
+        uload[unit_of_root[r]] += load[order[j]] + 1;
+        total += load[order[j]] + 1;
+    }
+    struct net_partition *p = NULL;
+    if (units < workers) {
+        g_set_error(err, SCENARIO_ERROR, 2,
+                    "%s: --workers %u: the fabric splits into at most %u part%s (a transfer's receiver shares a "
+                    "worker with the senders of the transfers that wait for it, and a server's nodes stay "
+                    "together); use --workers %u or fewer",
+                    n->sc->path, workers, units, units == 1 ? "" : "s", units);
+        goto out;
+    }
+    /* contiguous runs of units with near-equal load: unit u goes to the worker its load's
+     * midpoint falls in */
+    uint32_t *worker_of_unit = g_new(uint32_t, units);
+    uint64_t before = 0;
+    uint32_t prev = 0;
+    for (uint32_t u = 0; u < units; u++) {
+        double mid = ((double)before + (double)uload[u] / 2) / (double)total;
+        uint32_t w = (uint32_t)(mid * workers);
+        if (w >= workers)
+            w = workers - 1;
+        if (w < prev)
+            w = prev;
+        /* leave at least one unit for each worker still to come */
+        if (workers - 1 - w > units - 1 - u)
+            w = workers - 1 - (units - 1 - u);
+        worker_of_unit[u] = prev = w;
+        before += uload[u];
+    }
+    p = g_new0(struct net_partition, 1);
+    p->workers = workers;
+    p->units = units;
+    p->worker_of = g_new(uint32_t, N + 1);
+    p->load = g_new0(uint64_t, workers);
+    p->nodes = g_new0(uint32_t, workers);
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t w = worker_of_unit[unit_of_root[uf_find(up, i)]];
+        p->worker_of[i] = w;
+        p->load[w] += load[i];
+        p->nodes[w]++;
+    }
+    p->worker_of[N] = workers;
+    for (uint32_t i = 0; i < t->nports; i++)
+        if (i < t->ports[i].peer && p->worker_of[t->ports[i].node] != p->worker_of[t->ports[t->ports[i].peer].node])
+            p->cut_links++;
+    g_free(worker_of_unit);
+out:
+    g_free(uload);
+    g_free(unit_of_root);
+    g_free(order);
+    g_free(load);
+    g_free(up);
+    return p;
+}
+
+void net_partition_free(struct net_partition *p)
+{
+    if (!p)
+        return;
+    g_free(p->worker_of);
+    g_free(p->load);
+    g_free(p->nodes);
+    g_free(p);
+}
+
+/* ---------- the run ---------- */
+
+static void enter(void *ctx, uint32_t w)
+{
+    struct net *n = ctx;
+    net_self = &n->wk[w];
+}
+
+/* Between windows, on the first thread: what the workers gathered in the window that ended. */
+static void between(void *ctx, simtime_t end, simtime_t *stop)
+{
+    struct net *n = ctx;
+    if (!n->finished) {
+        uint64_t done = 0;
+        simtime_t last = 0;
+        for (uint32_t w = 0; w < n->nctx; w++) {
+            done += n->wk[w].done;
+            last = MAX(last, n->wk[w].last_done);
+        }
+        if (done == n->nxfers)
+            net_all_done(n, last, stop);
+    }
+    /* the deadlock check: armed by the request a single engine would have seen first */
+    struct net_worker *first = NULL;
+    for (uint32_t w = 0; w < n->nctx; w++) {
+        struct net_worker *wk = &n->wk[w];
+        if (wk->dl_req && (!first || wk->dl_call < first->dl_call ||
+                           (wk->dl_call == first->dl_call && wk->dl_owner < first->dl_owner)))
+            first = wk;
+    }
+    if (first && !timer_armed(&n->deadlock_timer))
+        timer_set_stamped(&n->deadlock_timer, n->wk[n->nworkers].eng, first->dl_at, first->dl_key);
+    for (uint32_t w = 0; w < n->nctx; w++)
+        n->wk[w].dl_req = false;
+    pfc_rows_flush(n, end);
+}
+
+gboolean net_set_workers(struct net *n, uint32_t workers, GError **err)
+{
+    net_partition_free(n->part);
+    n->part = NULL;
+    if (workers <= 1)
+        return TRUE;
+    const struct scenario *sc = n->sc;
+    if (sc->pfc && sc->deadlock_threshold && sc->deadlock_threshold < n->quantum) {
+        g_set_error(err, SCENARIO_ERROR, 2,
+                    "%s: [pfc] deadlock_threshold (%" G_GUINT64_FORMAT " ps) is shorter than the lookahead of "
+                    "a parallel run (the shortest link delay, %" G_GUINT64_FORMAT " ps); use --workers 1",
+                    sc->path, sc->deadlock_threshold, n->quantum);
+        return FALSE;
+    }
+    n->part = partition(n, workers, err);
+    return n->part != NULL;
+}
+
+void net_run_workers(struct net *n)
+{
+    struct net_partition *p = n->part;
+    if (!p) {
+        net_run(n);
+        return;
+    }
+    const struct scenario *sc = n->sc;
+    uint32_t workers = p->workers;
+    /* the contexts: the first keeps the packets and lists made while building */
+    n->wk = g_renew(struct net_worker, n->wk, workers + 1);
+    memset(n->wk + 1, 0, workers * sizeof *n->wk);
+    struct engine **eng = g_new(struct engine *, workers + 1);
+    for (uint32_t w = 0; w <= workers; w++) {
+        eng[w] = g_new(struct engine, 1);
+        engine_init(eng[w]);
+        engine_set_entities(eng[w], n->topo->nnodes);
+        memcpy(eng[w]->seq, n->eng.seq, ((size_t)n->topo->nnodes + 1) * sizeof *eng[w]->seq);
+        n->wk[w].eng = eng[w];
+        if (w && n->sampler)
+            net_worker_lists(n, &n->wk[w]);
+        if (w)
+            n->wk[w].pool_free = NONE32;
+    }
+    n->nworkers = workers;
+    n->nctx = workers + 1;
+    net_start_sampler(n);
+    engine_move_pending(&n->eng, eng, p->worker_of);
+    struct engine_group g;
+    engine_group_init(&g, eng, workers, p->worker_of, n->quantum);
+    g.between = between;
+    g.enter = enter;
+    g.ctx = n;
+    g.interrupt = n->eng.interrupt;
+    g.progress = n->eng.progress;
+    simtime_t last = engine_group_run(&g, sc->stop);
+    net_self = NULL;
+    p->windows = g.windows;
+    size_t pending = 0;
+    n->eng.events = 0;
+    for (uint32_t w = 0; w <= workers; w++) {
+        n->eng.events += eng[w]->events;
+        pending += eng[w]->n;
+        if (eng[w]->halted)
+            n->eng.halted = true;
+    }
+    n->eng.now = last;
+    engine_group_free(&g);
+    for (uint32_t w = 0; w <= workers; w++) {
+        engine_free(eng[w]);
+        g_free(eng[w]);
+        n->wk[w].eng = w ? NULL : &n->eng;
+    }
+    g_free(eng);
+    net_run_end(n, last, pending);
+}
+
+void net_partition_describe(const struct net *n, struct net_partition_info *out)
+{
+    const struct net_partition *p = n->part;
+    *out = (struct net_partition_info){ .workers = p ? p->workers : 1, .lookahead_ps = n->quantum };
+    if (!p)
+        return;
+    out->units = p->units;
+    out->cut_links = p->cut_links;
+    out->windows = p->windows;
+    out->load = p->load;
+    out->nodes = p->nodes;
+}
