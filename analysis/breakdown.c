@@ -103,6 +103,14 @@ static void account(const struct net *n, const struct pauses *pz, uint32_t id,
     }
 }
 
+/* How long after transfer `dep` completed host `to` learned of it (models/net.c). */
+static simtime_t notify_latency(const struct net *n, uint32_t dep, uint32_t to)
+{
+    const struct transfer *t = schedule_get(n->sched, dep);
+    uint32_t from = t->bytes ? t->dst : t->src;
+    return from == to ? 0 : net_notify_delay(n, from, to);
+}
+
 static double us(simtime_t ps) { return (double)ps / 1e6; }
 
 void breakdown_write(const struct net *n, const char *pfc_csv, FILE *f)
@@ -124,13 +132,28 @@ void breakdown_write(const struct net *n, const char *pfc_csv, FILE *f)
             const uint32_t *d = schedule_deps(s, t);
             if (cur != cl->first + cl->count - 1)
                 account(n, &pz, cur, &p);
+            /* the dependency learned last: its end plus the latency of telling this sender */
             uint32_t best = UINT32_MAX;
-            for (uint32_t k = 0; k < t->ndeps; k++)
-                if (d[k] >= begin && (best == UINT32_MAX || n->xfers[d[k]].end > n->xfers[best].end ||
-                                      (n->xfers[d[k]].end == n->xfers[best].end && d[k] > best)))
+            simtime_t best_at = 0, best_lat = 0;
+            for (uint32_t k = 0; k < t->ndeps; k++) {
+                if (d[k] < begin)
+                    continue;
+                simtime_t lat = notify_latency(n, d[k], t->src), at = n->xfers[d[k]].end + lat;
+                if (best == UINT32_MAX || at > best_at || (at == best_at && d[k] > best)) {
                     best = d[k];
+                    best_at = at;
+                    best_lat = lat;
+                }
+            }
             if (best == UINT32_MAX)
                 break;
+            /* that notification is network time on the path, inside a server or across */
+            const struct transfer *bt = schedule_get(s, best);
+            uint32_t from = bt->bytes ? bt->dst : bt->src;
+            if (n->topo->nodes[from].server != n->topo->nodes[t->src].server)
+                p.inter += best_lat;
+            else
+                p.intra += best_lat;
             cur = best;
         }
         const struct sched_job *jb = &g_array_index(s->jobs, struct sched_job, cl->job);

@@ -168,6 +168,43 @@ static void xfer_start(void *ctx, uint64_t id)
     nic_post(n, (uint32_t)id);
 }
 
+/* One of transfer d's dependencies is known to have completed at d's sender. */
+static void dependency_met(struct net *n, uint32_t d)
+{
+    if (--n->xfers[d].deps_left == 0) {
+        const struct transfer *t = schedule_get(n->sched, d);
+        engine_at_on(net_eng(n), net_now(n) + t->delay, n->hosts[t->src].node, xfer_start, n, d);
+    }
+}
+
+static void dependency_learned(void *ctx, uint64_t d)
+{
+    dependency_met(ctx, (uint32_t)d);
+}
+
+/* The one-way latency from host a to host b: the link delays along the route (its first
+ * next hop at each switch), as a small notification (NCCL's flag write, the replay's
+ * zero-byte WRITE WITH IMMEDIATE) would take. At least the lookahead between two hosts that
+ * a parallel run may give to different workers. */
+simtime_t net_notify_delay(const struct net *n, uint32_t a, uint32_t b)
+{
+    const struct topology *t = n->topo;
+    uint32_t port = n->hosts[a].port;
+    simtime_t d = 0;
+    for (int hop = 0; hop < 64; hop++) {
+        d += n->ports[port].delay;
+        uint32_t node = n->ports[port].peer_node;
+        if (node == n->hosts[b].node || node < t->nhosts)
+            return d;
+        uint32_t cnt;
+        const uint16_t *hops = net_routes(n, node, b, &cnt);
+        if (!cnt)
+            return d;
+        port = t->nodes[node].first_port + hops[0];
+    }
+    return d;
+}
+
 void xfer_finished(struct net *n, uint32_t id)
 {
     struct xfer_rt *x = &n->xfers[id];
@@ -183,12 +220,16 @@ void xfer_finished(struct net *n, uint32_t id)
     struct net_worker *w = net_wk(n);
     w->done++;
     w->last_done = net_now(n);
+    const struct transfer *t = schedule_get(n->sched, id);
+    uint32_t here = t->bytes ? t->dst : t->src; /* the host that saw it complete */
     for (uint32_t k = n->dep_off[id]; k < n->dep_off[id + 1]; k++) {
         uint32_t d = n->dep_list[k];
-        if (--n->xfers[d].deps_left == 0) {
-            const struct transfer *t = schedule_get(n->sched, d);
-            engine_at_on(net_eng(n), net_now(n) + t->delay, n->hosts[t->src].node, xfer_start, n, d);
-        }
+        uint32_t src = schedule_get(n->sched, d)->src;
+        if (src == here)
+            dependency_met(n, d);
+        else /* the dependent's sender learns of it a path's latency later */
+            engine_at_on(net_eng(n), net_now(n) + net_notify_delay(n, here, src), n->hosts[src].node,
+                         dependency_learned, n, d);
     }
     if (!net_self && w->done == n->nxfers)
         net_all_done(n, w->last_done, &n->eng.stop); /* a parallel run checks between windows */

@@ -434,6 +434,7 @@ uint16_t roce_udp_sport(uint32_t lqpn, uint32_t rqpn);
 
 /* transfers (models/net.c) */
 void xfer_finished(struct net *n, uint32_t xfer);
+simtime_t net_notify_delay(const struct net *n, uint32_t from_host, uint32_t to_host);
 /* Every transfer is complete, the last at `last`: the run ends at last + quantum - 1. */
 void net_all_done(struct net *n, simtime_t last, simtime_t *stop);
 /* Bytes of a transfer, or of one part of a split message. */

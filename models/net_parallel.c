@@ -5,8 +5,8 @@
  *  - what several nodes' events write lives per worker (struct net_worker) and is merged
  *    between windows in an order that does not depend on the workers: counters are summed,
  *    sampler lists sorted, PFC rows ordered by (time, node);
- *  - a transfer's dependents start where it completed with no delay, so a transfer's
- *    receiver and its dependents' senders share a worker; so do the nodes of one server;
+ *  - a transfer's dependents on other hosts learn of its completion a path's latency later
+ *    (net_notify_delay), at least the lookahead; the nodes of one server share a worker;
  *  - the global entity (sampling, deadlock detection, link faults) runs between windows;
  *  - the run ends one quantum after the last completion in both (net_all_done). */
 #include <string.h>
@@ -54,13 +54,6 @@ static void add_hop(void *ctx, uint32_t port)
     c->load[p->peer_node] += c->pkts; /* received */
 }
 
-/* The node that completes transfer i: its receiver, or its sender when it has no bytes. */
-static uint32_t completer(const struct net *n, uint32_t i)
-{
-    const struct transfer *t = schedule_get(n->sched, i);
-    return n->hosts[t->bytes ? t->dst : t->src].node;
-}
-
 static struct net_partition *partition(const struct net *n, uint32_t workers, GError **err)
 {
     const struct topology *t = n->topo;
@@ -72,12 +65,6 @@ static struct net_partition *partition(const struct net *n, uint32_t workers, GE
         uint32_t a = t->ports[i].node, b = t->ports[t->ports[i].peer].node;
         if (net_same_server(t, a, b))
             uf_join(up, a, b);
-    }
-    for (uint32_t d = 0; d < n->nxfers; d++) {
-        const struct transfer *td = schedule_get(n->sched, d);
-        const uint32_t *deps = schedule_deps(n->sched, td);
-        for (uint32_t k = 0; k < td->ndeps; k++)
-            uf_join(up, completer(n, deps[k]), n->hosts[td->src].node);
     }
     /* the work of each node: the packets of every QP along its ECMP path, sent and received */
     uint64_t *load = g_new0(uint64_t, N);
@@ -129,8 +116,7 @@ static struct net_partition *partition(const struct net *n, uint32_t workers, GE
     struct net_partition *p = NULL;
     if (units < workers) {
         g_set_error(err, SCENARIO_ERROR, 2,
-                    "%s: --workers %u: the fabric splits into at most %u part%s (a transfer's receiver shares a "
-                    "worker with the senders of the transfers that wait for it, and a server's nodes stay "
+                    "%s: --workers %u: the fabric splits into at most %u part%s (a server's nodes stay "
                     "together); use --workers %u or fewer",
                     n->sc->path, workers, units, units == 1 ? "" : "s", units);
         goto out;

@@ -31,6 +31,7 @@ void engine_free(struct engine *e)
 {
     for (int i = 0; i < ENGINE_BUCKETS; i++)
         g_free(e->b[i].ev);
+    g_free(e->late.ev);
     g_free(e->seq);
     g_free(e->scratch);
     *e = (struct engine){ 0 };
@@ -184,10 +185,15 @@ static void sort0(struct engine *e)
     memcpy(v, tmp, (size_t)n * sizeof *v);
 }
 
-/* An event at time `last` scheduled while bucket 0 is being consumed: into its place. */
+/* An event at time `last` scheduled while bucket 0 is being consumed: into its place in the
+ * late list, a second sorted run beside bucket 0 that the run loop merges with it. Kept
+ * apart because a batch can be huge (a million dependents learning of one completion at one
+ * instant) and each of its events may schedule one for now: placed in bucket 0, every one
+ * would move the rest of the batch. The late list holds only what is scheduled for now and
+ * not yet run, a few events. */
 static void insert0(struct engine *e, const struct event *ev)
 {
-    struct bucket *b = &e->b[0];
+    struct bucket *b = &e->late;
     bucket_push(b, ev); /* room at the end (this may move the live entries to the front) */
     uint32_t lo = b->head, hi = b->len - 1;
     while (lo < hi) {
@@ -232,8 +238,8 @@ static void rebase(struct engine *e, simtime_t last)
 {
     struct event *all = g_new(struct event, e->n ? e->n : 1);
     size_t k = 0;
-    for (int i = 0; i < ENGINE_BUCKETS; i++) {
-        struct bucket *b = &e->b[i];
+    for (int i = 0; i <= ENGINE_BUCKETS; i++) {
+        struct bucket *b = i < ENGINE_BUCKETS ? &e->b[i] : &e->late;
         for (uint32_t j = b->head; j < b->len; j++)
             all[k++] = b->ev[j];
         b->head = b->len = 0;
@@ -332,14 +338,22 @@ static void refill(struct engine *e, int i, simtime_t min)
     sort0(e);
 }
 
-/* The next event at or before `stop`, without removing it; NULL when there is none. A later
- * one is left where it is: `last` does not move past the stop time, so events scheduled
- * between two runs (a parallel run's windows) need no rebase. */
-static inline const struct event *peek(struct engine *e, simtime_t stop)
+/* The next event at or before `stop`, without removing it (*from: the bucket that holds it);
+ * NULL when there is none. A later one is left where it is: `last` does not move past the
+ * stop time, so events scheduled between two runs (a parallel run's windows) need no rebase. */
+static inline const struct event *peek(struct engine *e, simtime_t stop, struct bucket **from)
 {
     if (e->n == 0)
         return NULL;
-    struct bucket *b0 = &e->b[0];
+    struct bucket *b0 = &e->b[0], *late = &e->late;
+    if (late->head < late->len) { /* at time `last`, like bucket 0's */
+        if (b0->head == b0->len || ev_before(&late->ev[late->head], &b0->ev[b0->head])) {
+            *from = late;
+            return late->ev[late->head].time <= stop ? &late->ev[late->head] : NULL;
+        }
+    } else if (late->len) {
+        late->head = late->len = 0;
+    }
     if (b0->head == b0->len) {
         b0->head = b0->len = 0;
         int i = first_nonempty(e);
@@ -348,6 +362,7 @@ static inline const struct event *peek(struct engine *e, simtime_t stop)
             return NULL;
         refill(e, i, min);
     }
+    *from = b0;
     return b0->ev[b0->head].time <= stop ? &b0->ev[b0->head] : NULL;
 }
 
@@ -355,6 +370,8 @@ simtime_t engine_next_time(struct engine *e)
 {
     if (e->n == 0)
         return SIMTIME_NEVER;
+    if (e->late.head < e->late.len)
+        return e->late.ev[e->late.head].time;
     struct bucket *b0 = &e->b[0];
     if (b0->head < b0->len)
         return b0->ev[b0->head].time;
@@ -383,10 +400,11 @@ void engine_run(struct engine *e, simtime_t stop)
     uint64_t last_events = e->events;
     bool shown = false;
     const struct event *top;
+    struct bucket *from;
     /* e->stop, not `stop`: an event may bring the end forward (net.c: the last transfer) */
-    while (!e->halted && (top = peek(e, e->stop))) {
+    while (!e->halted && (top = peek(e, e->stop, &from))) {
         struct event ev = *top;
-        e->b[0].head++;
+        from->head++;
         e->n--;
         e->now = ev.time;
         e->cur = ev.owner;
@@ -448,8 +466,8 @@ void timer_set_stamped(struct timer *t, struct engine *e, simtime_t when, struct
 
 void engine_move_pending(struct engine *from, struct engine **to, const uint32_t *engine_of)
 {
-    for (int i = 0; i < ENGINE_BUCKETS; i++) {
-        struct bucket *b = &from->b[i];
+    for (int i = 0; i <= ENGINE_BUCKETS; i++) {
+        struct bucket *b = i < ENGINE_BUCKETS ? &from->b[i] : &from->late;
         for (uint32_t j = b->head; j < b->len; j++) {
             const struct event *ev = &b->ev[j];
             engine_insert(to[engine_of[ev->owner]], ev->time, (struct engine_key){ ev->key, ev->origin }, ev->owner,

@@ -68,6 +68,7 @@ struct bucket {
 
 struct engine {
     struct bucket b[ENGINE_BUCKETS];
+    struct bucket late;        /* events at `last` scheduled after its batch was sorted (sorted) */
     uint64_t nonempty[4];      /* bit i-1 set: bucket i (1..256) has entries */
     simtime_t last;            /* the time of the last event taken out */
     size_t n;                  /* events pending */

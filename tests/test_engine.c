@@ -4,6 +4,7 @@
  * halt); the `events` count, which must not include stale timer entries. */
 #include <string.h>
 #include "sim/engine.h"
+#include "sim/engine_group.h"
 #include "sim/rng.h"
 #include "tests/testutil.h"
 
@@ -678,6 +679,192 @@ static void test_partitions_see_the_same_order(void)
     CU_ASSERT(total > TOY_MAX);
 }
 
+/* ---- the same toy on an engine group (sim/engine_group.c), with a global entity ---- */
+
+/* Entities as above, found through engine_running() (the group routes events across
+ * engines); the global entity wakes every GTICK ps, folds every entity's state into a trace
+ * (it must see each as it is after all of that instant's events, none later) and sends an
+ * entity an event for the same instant. A timer of an entity is moved by that entity only. */
+enum { GTICK = 7, GTRACE = 2000 };
+
+struct gtoy {
+    uint64_t state[TOY_ENT];
+    uint32_t seen[TOY_ENT];
+    uint64_t trace[GTRACE];
+    uint32_t ntrace;
+    struct timer tm[TOY_ENT];
+    uint32_t timer_fired[TOY_ENT];
+};
+
+static void gtoy_fire(void *ctx, uint64_t arg);
+
+static void gtoy_timer(void *ctx, uint64_t x)
+{
+    struct gtoy *g = ctx;
+    struct engine *e = engine_running();
+    CU_ASSERT_EQUAL(e->cur, (uint32_t)x);
+    g->timer_fired[x]++;
+    g->state[x] = mix(g->state[x], e->now ^ 0x5555);
+}
+
+static void gtoy_fire(void *ctx, uint64_t arg)
+{
+    struct gtoy *g = ctx;
+    struct engine *e = engine_running();
+    uint32_t me = e->cur;
+    CU_ASSERT_FATAL(me < TOY_ENT);
+    uint64_t h = g->state[me] = mix(mix(g->state[me], e->now), arg);
+    if (++g->seen[me] > TOY_MAX / TOY_ENT)
+        return;
+    engine_at_on(e, e->now + (h >> 8) % 3, me, gtoy_fire, g, h & 0xffff);
+    if ((h >> 20) % 3 != 0) {
+        uint32_t to = (uint32_t)((me + 1 + (h >> 24) % (TOY_ENT - 1)) % TOY_ENT);
+        engine_at_on(e, e->now + TOY_LOOK + (h >> 32) % 3, to, gtoy_fire, g, (h >> 40) & 0xffff);
+    }
+    if (!timer_armed(&g->tm[me]))
+        timer_set(&g->tm[me], e->now + 1 + (h >> 48) % 4);
+    else if (((h >> 52) & 15) == 0) /* moved before it fires, now and then */
+        timer_set(&g->tm[me], e->now + 2);
+}
+
+static void gtoy_tick(void *ctx, uint64_t arg)
+{
+    (void)arg;
+    struct gtoy *g = ctx;
+    struct engine *e = engine_running();
+    CU_ASSERT_EQUAL(e->cur, engine_global(e));
+    uint64_t h = e->now;
+    for (int x = 0; x < TOY_ENT; x++)
+        h = mix(h, g->state[x]);
+    if (g->ntrace < GTRACE)
+        g->trace[g->ntrace++] = h;
+    uint32_t to = (uint32_t)((e->now / GTICK) % TOY_ENT);
+    engine_at_on(e, e->now, to, gtoy_fire, g, h & 0xff); /* for now: runs after this tick */
+    if (e->now < 3000)
+        engine_at_on(e, e->now + GTICK, engine_global(e), gtoy_tick, g, 0);
+}
+
+/* Builds the toy on a setup engine (as net_build does), then runs it alone (workers 0) or on
+ * a group of `workers` engines with the entity -> engine map `part`. Returns events run. */
+static uint64_t gtoy_run(struct gtoy *g, uint32_t workers, const uint32_t *part)
+{
+    memset(g, 0, sizeof *g);
+    struct engine setup;
+    engine_init(&setup);
+    engine_set_entities(&setup, TOY_ENT);
+    for (uint32_t x = 0; x < TOY_ENT; x++) {
+        timer_init_on(&g->tm[x], &setup, x, gtoy_timer, g, x);
+        for (uint64_t k = 0; k < 2; k++)
+            engine_at_on(&setup, k, x, gtoy_fire, g, 100 * x + k);
+    }
+    engine_at_on(&setup, 0, engine_global(&setup), gtoy_tick, g, 0);
+    uint64_t events = 0;
+    if (!workers) {
+        engine_run(&setup, SIMTIME_NEVER);
+        events = setup.events;
+    } else {
+        struct engine *eng[4];
+        uint32_t map[TOY_ENT + 1];
+        memcpy(map, part, TOY_ENT * sizeof *map);
+        map[TOY_ENT] = workers;
+        for (uint32_t w = 0; w <= workers; w++) {
+            eng[w] = g_new(struct engine, 1);
+            engine_init(eng[w]);
+            engine_set_entities(eng[w], TOY_ENT);
+            memcpy(eng[w]->seq, setup.seq, (TOY_ENT + 1) * sizeof *setup.seq);
+        }
+        engine_move_pending(&setup, eng, map);
+        struct engine_group grp;
+        engine_group_init(&grp, eng, workers, map, TOY_LOOK);
+        engine_group_run(&grp, SIMTIME_NEVER);
+        CU_ASSERT(grp.windows > 100);
+        engine_group_free(&grp);
+        for (uint32_t w = 0; w <= workers; w++) {
+            events += eng[w]->events;
+            CU_ASSERT_EQUAL(engine_pending(eng[w]), 0);
+            engine_free(eng[w]);
+            g_free(eng[w]);
+        }
+    }
+    engine_free(&setup);
+    return events;
+}
+
+static void test_group_matches_one_engine(void)
+{
+    static struct gtoy one, two, three, skew;
+    const uint32_t p2[TOY_ENT] = { 0, 1, 0, 1, 0, 1 };
+    const uint32_t p3[TOY_ENT] = { 2, 0, 1, 1, 0, 2 };
+    const uint32_t p2b[TOY_ENT] = { 1, 1, 1, 1, 1, 0 };
+    uint64_t e1 = gtoy_run(&one, 0, NULL);
+    CU_ASSERT_EQUAL(gtoy_run(&two, 2, p2), e1);
+    CU_ASSERT_EQUAL(gtoy_run(&three, 3, p3), e1);
+    CU_ASSERT_EQUAL(gtoy_run(&skew, 2, p2b), e1);
+    CU_ASSERT(one.ntrace > 400);
+    CU_ASSERT_EQUAL(two.ntrace, one.ntrace);
+    CU_ASSERT_EQUAL(three.ntrace, one.ntrace);
+    CU_ASSERT_EQUAL(skew.ntrace, one.ntrace);
+    CU_ASSERT(memcmp(two.trace, one.trace, sizeof one.trace) == 0);
+    CU_ASSERT(memcmp(three.trace, one.trace, sizeof one.trace) == 0);
+    CU_ASSERT(memcmp(skew.trace, one.trace, sizeof one.trace) == 0);
+    for (int x = 0; x < TOY_ENT; x++) {
+        CU_ASSERT(one.seen[x] > 100);
+        CU_ASSERT(one.timer_fired[x] >= 3); /* timers fire too (5 to 8 here), not only move */
+        CU_ASSERT_EQUAL(two.state[x], one.state[x]);
+        CU_ASSERT_EQUAL(three.state[x], one.state[x]);
+        CU_ASSERT_EQUAL(skew.state[x], one.state[x]);
+        CU_ASSERT_EQUAL(three.timer_fired[x], one.timer_fired[x]);
+    }
+}
+
+/* Many events for one instant, each scheduling one more for that instant (a million
+ * dependents learning of one completion at once): the late ones run in the tie-break's
+ * order, and without moving the rest of the batch for each (that took minutes). */
+struct late {
+    uint32_t *order;
+    uint32_t ran;
+};
+
+static void late_second(void *ctx, uint64_t x)
+{
+    struct late *l = ctx;
+    l->order[l->ran++] = (uint32_t)x | 0x80000000u;
+}
+
+static void late_first(void *ctx, uint64_t x)
+{
+    struct late *l = ctx;
+    l->order[l->ran++] = (uint32_t)x;
+    struct engine *e = engine_running();
+    engine_at_on(e, e->now, e->cur, late_second, l, x);
+}
+
+static void test_late_events_in_a_big_batch(void)
+{
+    enum { N = 200000, OWNERS = 1000 };
+    struct engine e;
+    engine_init(&e);
+    engine_set_entities(&e, OWNERS);
+    struct late l = { g_new(uint32_t, 2 * N), 0 };
+    /* all from the global entity (before the run: its own events), owners ascending */
+    for (uint32_t x = 0; x < N; x++)
+        engine_at_on(&e, 10, x % OWNERS, late_first, &l, x);
+    engine_run(&e, SIMTIME_NEVER);
+    CU_ASSERT_EQUAL_FATAL(l.ran, 2 * N);
+    /* owner by owner (ascending); within one, its events by sequence: the N/OWNERS first
+     * ones in the order they were scheduled, then the late ones they made, in that order */
+    uint32_t bad = 0, per = N / OWNERS;
+    for (uint32_t o = 0; o < OWNERS; o++)
+        for (uint32_t k = 0; k < per; k++) {
+            uint32_t x = o + k * OWNERS;
+            bad += l.order[2 * per * o + k] != x;
+            bad += l.order[2 * per * o + per + k] != (x | 0x80000000u);
+        }
+    CU_ASSERT_EQUAL(bad, 0);
+    g_free(l.order);
+    engine_free(&e);
+}
+
 /* ---- a batch of ties, sorted by each of the engine's three sorts ---- */
 
 struct batch {
@@ -749,6 +936,8 @@ static CU_TestInfo tests[] = {
     { "equal times: own events first, fair turns, per-origin order", test_equal_time_tie_break },
     { "a batch of ties: insertion, merge and radix sorts agree", test_batch_sorts_agree },
     { "1, 2 and 3 engines with windows give every entity the same order", test_partitions_see_the_same_order },
+    { "an engine group on 2 and 3 threads, with a global entity and timers, runs as one engine", test_group_matches_one_engine },
+    { "200000 events at one instant, each scheduling one more for it: in order", test_late_events_in_a_big_batch },
     { "20000 random events match a sorted reference", test_random_against_sorted_reference },
     { "events scheduled while running keep the order", test_events_scheduled_while_running },
     { "extreme times; events added after an early stop", test_extreme_times },

@@ -1,0 +1,229 @@
+/* Parallel runs (--workers N, models/net_parallel.c): the results folder of a run on 2 and 3
+ * workers is byte for byte that of the run on one, for scenarios that exercise what couples
+ * nodes: an incast with PFC storms and a link fault, collectives whose transfers wait for one
+ * another across hosts, multi-GPU servers, and a PFC deadlock that halts the run. summary.json
+ * may differ only in its "engine" object's wall-clock figures, "workers" and "partition".
+ * Bad --workers values and what cannot run on several workers are refused with exit 2. */
+#include <json-glib/json-glib.h>
+#include <string.h>
+#include "tests/testutil.h"
+
+/* summary.json's text with the engine's run-dependent members removed; the engine object's
+ * "workers" in *workers and the partition's per-worker entries in *parts. */
+static char *summary_masked(const char *dir, gint64 *workers, guint *parts)
+{
+    char *p = g_build_filename(dir, "summary.json", NULL);
+    JsonParser *jp = json_parser_new();
+    char *text = NULL;
+    *workers = 0;
+    *parts = 0;
+    if (json_parser_load_from_file(jp, p, NULL)) {
+        JsonNode *root = json_parser_get_root(jp);
+        JsonObject *e = json_object_get_object_member(json_node_get_object(root), "engine");
+        *workers = json_object_get_int_member(e, "workers");
+        if (json_object_has_member(e, "partition"))
+            *parts = json_array_get_length(
+                json_object_get_array_member(json_object_get_object_member(e, "partition"), "per_worker"));
+        static const char *const drop[] = { "wall_s", "events_per_s", "packet_hops_per_s", "peak_rss_bytes",
+                                            "output_s", "output_share", "workers", "partition" };
+        for (size_t i = 0; i < G_N_ELEMENTS(drop); i++)
+            if (json_object_has_member(e, drop[i]))
+                json_object_remove_member(e, drop[i]);
+        text = json_to_string(root, FALSE);
+    }
+    g_object_unref(jp);
+    g_free(p);
+    return text;
+}
+
+/* Every file under a (but report.html, which shows wall-clock figures, and summary.json) is
+ * in b with the same bytes, and b has no other. Returns the number of files compared. */
+static int compare_tree(const char *a, const char *b, const char *rel)
+{
+    char *da = g_build_filename(a, rel, NULL), *db = g_build_filename(b, rel, NULL);
+    GDir *d = g_dir_open(da, 0, NULL);
+    int n = 0;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    const char *name;
+    while ((name = g_dir_read_name(d))) {
+        char *sub = g_build_filename(rel, name, NULL);
+        char *pa = g_build_filename(a, sub, NULL), *pb = g_build_filename(b, sub, NULL);
+        if (g_file_test(pa, G_FILE_TEST_IS_DIR)) {
+            n += compare_tree(a, b, sub);
+        } else if (strcmp(sub, "report.html") && strcmp(sub, "summary.json")) {
+            gchar *ta = NULL, *tb = NULL;
+            gsize la = 0, lb = 0;
+            CU_ASSERT_TRUE(g_file_get_contents(pa, &ta, &la, NULL));
+            gboolean same = g_file_get_contents(pb, &tb, &lb, NULL) && la == lb && memcmp(ta, tb, la) == 0;
+            if (!same)
+                fprintf(stderr, "\n  %s differs between %s and %s\n", sub, a, b);
+            CU_ASSERT_TRUE(same);
+            g_free(ta);
+            g_free(tb);
+            n++;
+        }
+        g_free(pa);
+        g_free(pb);
+        g_free(sub);
+    }
+    g_dir_close(d);
+    /* nothing more in b */
+    GDir *e = g_dir_open(db, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    while ((name = g_dir_read_name(e))) {
+        char *pa = g_build_filename(da, name, NULL);
+        CU_ASSERT_TRUE(g_file_test(pa, G_FILE_TEST_EXISTS));
+        g_free(pa);
+    }
+    g_dir_close(e);
+    g_free(da);
+    g_free(db);
+    return n;
+}
+
+/* `rocesim run tests/scenarios/REL -o OUT -q --no-plots EXTRA...`: the exit status. */
+static int test_run_sim_rc(const char *rel, const char *out, const char *const *extra)
+{
+    char *path = test_data_path(rel);
+    const char *args[] = { "run", path, "-o", out, "-q", "--no-plots", NULL };
+    char *se = NULL;
+    int rc = test_rocesim(args, extra, NULL, &se);
+    if (rc != 0 && rc != 3)
+        fprintf(stderr, "\n  rocesim run %s: exit %d\n%s\n", rel, rc, se ? se : "");
+    g_free(se);
+    g_free(path);
+    return rc;
+}
+
+/* Runs REL (relative to tests/scenarios) on 1, 2 and 3 workers with `sets` and expects exit
+ * status `rc` from each and identical folders. */
+static void same_on_any_workers(const char *rel, const char *const *sets, int rc)
+{
+    struct test_outdir one = test_outdir_new();
+    GPtrArray *extra = g_ptr_array_new();
+    for (int i = 0; sets && sets[i]; i++) {
+        g_ptr_array_add(extra, (gpointer) "--set");
+        g_ptr_array_add(extra, (gpointer)sets[i]);
+    }
+    g_ptr_array_add(extra, NULL);
+    CU_ASSERT_EQUAL_FATAL(test_run_sim_rc(rel, one.out, (const char *const *)extra->pdata), rc);
+    gint64 w1;
+    guint parts1;
+    char *s1 = summary_masked(one.out, &w1, &parts1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s1);
+    CU_ASSERT_EQUAL(w1, 1);
+    CU_ASSERT_EQUAL(parts1, 0);
+    for (int w = 2; w <= 3; w++) {
+        struct test_outdir par = test_outdir_new();
+        char ws[8];
+        g_snprintf(ws, sizeof ws, "%d", w);
+        g_ptr_array_remove_index(extra, extra->len - 1);
+        g_ptr_array_add(extra, (gpointer) "--workers");
+        g_ptr_array_add(extra, ws);
+        g_ptr_array_add(extra, NULL);
+        CU_ASSERT_EQUAL_FATAL(test_run_sim_rc(rel, par.out, (const char *const *)extra->pdata), rc);
+        g_ptr_array_remove_range(extra, extra->len - 3, 2);
+        gint64 wn;
+        guint parts;
+        char *sn = summary_masked(par.out, &wn, &parts);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(sn);
+        CU_ASSERT_EQUAL(wn, w);
+        CU_ASSERT_EQUAL(parts, (guint)w);
+        if (strcmp(s1, sn))
+            fprintf(stderr, "\n  %s: summary.json differs on %d workers\n", rel, w);
+        CU_ASSERT_STRING_EQUAL(s1, sn);
+        CU_ASSERT(compare_tree(one.out, par.out, "") >= 5);
+        g_free(sn);
+        test_outdir_free(&par);
+    }
+    g_free(s1);
+    g_ptr_array_free(extra, TRUE);
+    test_outdir_free(&one);
+}
+
+/* an incast into one host with PFC storms, a pause-storm fault and a stalled NIC */
+static void test_incast_pfc_storm(void)
+{
+    same_on_any_workers("../../scenarios/pause-storm.ini", NULL, 0);
+}
+
+/* a ring AllReduce: every step waits for the one before, on its host and across hosts */
+static void test_collective_with_dependencies(void)
+{
+    static const char *const sets[] = { "scenario.stop=300us", NULL };
+    same_on_any_workers("../../scenarios/allreduce-ring.ini", sets, 0);
+}
+
+/* multi-GPU servers (a server's nodes stay on one worker) and a training step's DAG */
+static void test_servers_training_step(void)
+{
+    static const char *const sets[] = { "scenario.stop=200us", NULL };
+    same_on_any_workers("../../scenarios/training-step.ini", sets, 0);
+}
+
+/* a link goes down and the routes converge around it (global events between windows) */
+static void test_link_fault(void)
+{
+    static const char *const sets[] = { "output.pcap=", "scenario.stop=2ms", NULL };
+    same_on_any_workers("routing/link-down.ini", sets, 0);
+}
+
+/* the deadlock check (the global entity) halts the run: exit 3, the same report */
+static void test_deadlock(void)
+{
+    same_on_any_workers("../../scenarios/deadlock.ini", NULL, 3);
+}
+
+static void expect_refused(const char *rel, const char *const *extra, const char *needle)
+{
+    struct test_outdir o = test_outdir_new();
+    char *path = test_data_path(rel);
+    const char *args[] = { "run", path, "-o", o.out, "-q", "--no-plots", NULL };
+    char *se = NULL;
+    CU_ASSERT_EQUAL(test_rocesim(args, extra, NULL, &se), 2);
+    CU_ASSERT_PTR_NOT_NULL(se && strstr(se, needle));
+    if (!se || !strstr(se, needle))
+        fprintf(stderr, "\n  expected \"%s\" in: %s\n", needle, se ? se : "(nothing)");
+    CU_ASSERT_FALSE(g_file_test(o.out, G_FILE_TEST_EXISTS)); /* nothing left behind */
+    g_free(se);
+    g_free(path);
+    test_outdir_free(&o);
+}
+
+static void test_bad_workers_refused(void)
+{
+    static const char *const zero[] = { "--workers", "0", NULL };
+    static const char *const word[] = { "--workers", "two", NULL };
+    static const char *const huge[] = { "--workers", "100000", NULL };
+    expect_refused("minimal.ini", zero, "--workers '0': expected a whole number from 1 to 256");
+    expect_refused("minimal.ini", word, "--workers 'two'");
+    expect_refused("minimal.ini", huge, "--workers '100000'");
+}
+
+/* more workers than the fabric has nodes to share out */
+static void test_too_many_workers_refused(void)
+{
+    static const char *const many[] = { "--workers", "200", NULL };
+    expect_refused("minimal.ini", many, "splits into at most");
+}
+
+/* packet capture writes one file in time order: one worker only */
+static void test_capture_needs_one_worker(void)
+{
+    static const char *const two[] = { "--workers", "2", NULL };
+    expect_refused("routing/link-down.ini", two, "packet capture runs on one worker only");
+}
+
+static CU_TestInfo tests[] = {
+    { "incast with PFC storms: identical on 1, 2, 3 workers", test_incast_pfc_storm },
+    { "ring AllReduce with dependencies: identical on 1, 2, 3 workers", test_collective_with_dependencies },
+    { "servers and a training step: identical on 1, 2, 3 workers", test_servers_training_step },
+    { "link down and route convergence: identical on 1, 2, 3 workers", test_link_fault },
+    { "PFC deadlock halts the run: identical on 1, 2, 3 workers", test_deadlock },
+    { "bad --workers values: exit 2", test_bad_workers_refused },
+    { "more workers than parts: exit 2", test_too_many_workers_refused },
+    { "packet capture with --workers 2: exit 2", test_capture_needs_one_worker },
+    CU_TEST_INFO_NULL,
+};
+
+TEST_MAIN("parallel", tests)
