@@ -36,7 +36,7 @@ FUZZ_OBJS    := $(patsubst %.c,build/fuzz/obj/%.o,$(LIB_SRCS))
 FUZZ_SRCS    := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZERS      := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
 
-.PHONY: all deps deps-check check layers toy-cc test test-san validate validate-fast fuzz fuzz-replay test-clang-san demo bench clean
+.PHONY: all deps deps-check check layers toy-cc test test-san validate validate-fast fuzz fuzz-replay test-clang-san test-tsan demo bench clean
 all: build/rocesim
 
 deps:
@@ -154,6 +154,36 @@ test-clang-san: build/rocesim-clang
 	  if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then cat build/clang-runs/$$n.log; echo "FAIL clang ASan+UBSan: $$s (exit $$rc)"; exit 1; fi; \
 	done; rm -rf build/clang-runs; echo "ok   clang ASan+UBSan: $$n scenarios run"
 
+# Parallel runs under clang's ThreadSanitizer: any data race between the workers of a run
+# (--workers 3) fails the check. Scenarios that touch every cross-worker path: PFC storms
+# and a fault, collectives with dependencies across hosts, servers, a link going down and
+# the route convergence, the deadlock check, sampling of every kind.
+TSAN_SCENARIOS := scenarios/pause-storm.ini scenarios/allreduce-ring.ini scenarios/training-step.ini \
+  scenarios/deadlock.ini scenarios/congestion-spreading.ini scenarios/hpcc-incast.ini scenarios/lb-allreduce.ini \
+  scenarios/moe-alltoall.ini scenarios/hot-rail.ini tests/scenarios/determinism.ini
+CFLAGS_TSAN := $(CFLAGS_COMMON) -O1 -fno-omit-frame-pointer -fsanitize=thread
+TSAN_OBJS   := $(patsubst %.c,build/tsan/obj/%.o,$(LIB_SRCS))
+
+build/tsan/obj/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  CC tsan $<"
+	@$(FUZZ_CC) $(CFLAGS_TSAN) -c $< -o $@
+
+build/librocesim-tsan.a: $(TSAN_OBJS)
+	@rm -f $@ && ar rcs $@ $^
+
+build/rocesim-tsan: cli/main.c build/librocesim-tsan.a
+	@echo "  LD tsan $@"
+	@$(FUZZ_CC) $(CFLAGS_TSAN) $< build/librocesim-tsan.a $(LDLIBS) -o $@
+
+test-tsan: build/rocesim-tsan
+	@rm -rf build/tsan-runs; mkdir -p build/tsan-runs; n=0; \
+	for s in $(TSAN_SCENARIOS); do n=$$((n+1)); \
+	  TSAN_OPTIONS=halt_on_error=1:exitcode=66 build/rocesim-tsan run $$s -o build/tsan-runs/$$n -q --no-plots \
+	    --workers 3 --set scenario.stop=1ms > build/tsan-runs/$$n.log 2>&1; rc=$$?; \
+	  if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then cat build/tsan-runs/$$n.log; echo "FAIL ThreadSanitizer: $$s (exit $$rc)"; exit 1; fi; \
+	done; rm -rf build/tsan-runs; echo "ok   ThreadSanitizer, 3 workers: $$n scenarios run"
+
 # Fuzzes every harness for FUZZ_SECONDS, starting from the committed corpus; new inputs
 # go to build/fuzz/corpus/NAME, crashes to build/fuzz/NAME-crash-*; prints cov/ft/execs.
 fuzz: $(FUZZERS)
@@ -183,6 +213,7 @@ check: deps-check
 	@$(MAKE) --no-print-directory test-san
 	@$(MAKE) --no-print-directory fuzz-replay
 	@$(MAKE) --no-print-directory test-clang-san
+	@$(MAKE) --no-print-directory test-tsan
 
 # The include discipline of docs/architecture.md (also the first step of check).
 layers:
