@@ -829,7 +829,9 @@ static void build_qps(struct net *n, GArray *qpinit)
     const struct scenario *sc = n->sc;
     const struct topology *topo = n->topo;
     n->nqps = qpinit->len;
-    n->qps = g_new0(struct qp_rt, n->nqps ? n->nqps : 1);
+    /* cache-line aligned: each QP's lines belong to it alone */
+    n->qps = g_aligned_alloc0(n->nqps ? n->nqps : 1, sizeof(struct qp_rt), 64);
+    n->qresp = g_aligned_alloc0(n->nqps ? n->nqps : 1, sizeof(struct qp_resp), 64);
     if (sc->rx_order == RX_OOO_PLACE) {
         n->ooo = g_new0(struct ooo_rx, n->nqps ? n->nqps : 1);
         for (uint32_t q = 0; q < n->nqps; q++)
@@ -977,7 +979,8 @@ void net_free(struct net *n)
     for (uint32_t q = 0; n->ooo && q < n->nqps; q++)
         g_free(n->ooo[q].bits);
     g_free(n->ooo);
-    g_free(n->qps);
+    g_aligned_free(n->qps);
+    g_aligned_free(n->qresp);
     g_free(n->part_bytes);
     g_free(n->parts_left);
     g_free(n->cnp_last);

@@ -132,14 +132,23 @@ struct qp_rt {
     struct cc_flow cc;
     double rate_logged;
     bool rate_dirty;
-    /* responder (lives at dst) */
-    uint32_t epsn;
-    uint32_t unacked;
+} __attribute__((aligned(64))); /* a QP's lines are its own: neighbours may run on other cores */
+
+/* A QP's responder, at its destination (net.qresp, beside net.qps): the destination's events
+ * write it on every packet and the source's write the requester on every packet, so the two
+ * halves live apart (in a parallel run they are often on two cores; one cache line for both
+ * moved between them at every packet). It repeats the identities an ACK carries. */
+struct qp_resp {
+    uint32_t src, dst;
+    uint32_t lqpn, rqpn;
+    uint16_t sport;
     bool nak_sent;
     bool ce_since_ack;         /* ECN-echo for the next ACK */
-    simtime_t last_nak;
+    uint32_t epsn;
+    uint32_t unacked;
     uint32_t cnp_slot;         /* index into net.cnp_last: the CNP moderation scope it shares */
-};
+    simtime_t last_nak;
+} __attribute__((aligned(64)));
 
 /* Responder state of out-of-order placement ([nic] receiver = ooo-place), one per QP, kept
  * beside the QPs: the PSNs received past epsn, a ring of nbits bits (a power of two, allocated
@@ -293,6 +302,7 @@ struct net {
     struct switch_rt *switches;   /* indexed by node - nhosts */
     struct host_rt *hosts;        /* indexed by node (hosts are 0..H-1) */
     struct qp_rt *qps;
+    struct qp_resp *qresp;        /* the responders, same index */
     uint32_t nqps;
     simtime_t *cnp_last;          /* NP: when the last CNP of each moderation slot went out */
     struct xfer_rt *xfers;
@@ -353,6 +363,8 @@ struct net_partition_info {
     simtime_t lookahead_ps;
     const uint64_t *load;      /* per worker: estimated packet-hops (sent and received) */
     const uint32_t *nodes;     /* per worker: nodes */
+    const double *busy_s;      /* per worker: wall seconds running events (NULL before the run) */
+    double serial_s;           /* wall seconds of the global entity's turns between windows */
 };
 void net_partition_describe(const struct net *n, struct net_partition_info *out);
 void net_partition_free(struct net_partition *p);

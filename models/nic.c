@@ -28,6 +28,7 @@ void nic_init_qp(struct net *n, uint32_t id, uint32_t src, uint32_t dst, uint8_t
     q->lqpn = n->hosts[src].next_qpn++;
     q->rqpn = n->hosts[dst].next_qpn++;
     q->sport = roce_udp_sport(q->lqpn, q->rqpn);
+    n->qresp[id] = (struct qp_resp){ .src = src, .dst = dst, .lqpn = q->lqpn, .rqpn = q->rqpn, .sport = q->sport };
     q->msg_head = q->msg_tail = q->cur_msg = NONE32;
     q->next_ready = NONE32;
     q->heap_pos = NONE32;
@@ -49,7 +50,7 @@ void nic_assign_cnp_slots(struct net *n)
     gint64 *keys = g_new(gint64, n->nqps ? n->nqps : 1);
     uint32_t nslots = scope == CNP_PER_PORT ? n->topo->nhosts : 0;
     for (uint32_t i = 0; i < n->nqps; i++) {
-        struct qp_rt *q = &n->qps[i];
+        struct qp_resp *q = &n->qresp[i];
         if (scope == CNP_PER_QP) {
             q->cnp_slot = nslots++;
         } else if (scope == CNP_PER_PORT) {
@@ -384,7 +385,7 @@ static void send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind k
 {
     uint32_t i = pkt_alloc(n);
     struct packet *pk = &n->pool[i];
-    const struct qp_rt *q = &n->qps[qp];
+    const struct qp_resp *q = &n->qresp[qp];
     *pk = (struct packet){ 0 };
     pk->kind = (uint8_t)kind;
     pk->qp = qp;
@@ -413,7 +414,7 @@ static void send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind k
 /* An ACK for data packet `data`: it echoes the data's send time (the sender's RTT sample) and
  * whether a CE-marked packet arrived since the previous ACK (ECN-echo, for DCTCP). `cnp` sets
  * the CNP flag of the HPCC ns-3 feedback path (np_feedback = ack_flag). */
-static void send_ack(struct net *n, struct qp_rt *q, const struct packet *data, enum pkt_kind kind, uint32_t psn,
+static void send_ack(struct net *n, struct qp_resp *q, const struct packet *data, enum pkt_kind kind, uint32_t psn,
                      bool cnp)
 {
     uint8_t flags = (q->ce_since_ack ? PKT_F_ECE : 0) | (cnp ? PKT_F_CNP : 0);
@@ -428,7 +429,7 @@ static void send_ack(struct net *n, struct qp_rt *q, const struct packet *data, 
 
 /* A CE-marked packet at the notification point with np_feedback = cnp: a CNP unless one went
  * out within min_time_between_cnps in the QP's moderation slot [DCQCN15 NP, mstflint]. */
-static void np_send_cnp(struct net *n, struct qp_rt *q, uint32_t qp)
+static void np_send_cnp(struct net *n, struct qp_resp *q, uint32_t qp)
 {
     simtime_t now = net_now(n), *last = &n->cnp_last[q->cnp_slot];
     if (*last != SIMTIME_NEVER && now - *last < n->np->min_time_between_cnps)
@@ -445,7 +446,7 @@ static void responder_data_ooo(struct net *n, struct packet *pk, bool flag_ack);
 
 static void responder_data(struct net *n, struct packet *pk)
 {
-    struct qp_rt *q = &n->qps[pk->qp];
+    struct qp_resp *q = &n->qresp[pk->qp];
     struct host_rt *h = &n->hosts[q->dst];
     /* HPCC ns-3 ReceiveUdp: with L2_ACK_INTERVAL 1 every packet is acknowledged, and a CE mark
      * sets the CNP flag of that very ACK (or NAK); so a CE packet is acknowledged at once */
@@ -530,7 +531,7 @@ static void ooo_set(struct ooo_rx *o, uint32_t epsn, uint32_t psn)
  * transfers epsn has passed, and acknowledges cumulatively; it never NAKs. */
 static void responder_data_ooo(struct net *n, struct packet *pk, bool flag_ack)
 {
-    struct qp_rt *q = &n->qps[pk->qp];
+    struct qp_resp *q = &n->qresp[pk->qp];
     struct ooo_rx *o = &n->ooo[pk->qp];
     struct host_rt *h = &n->hosts[q->dst];
     uint32_t psn = pk->psn;

@@ -40,6 +40,7 @@ static void summary_partition(JsonBuilder *b, const struct net *n)
     outcome_json_int(b, "units", p.units);
     outcome_json_int(b, "cut_links", p.cut_links);
     outcome_json_int(b, "windows", p.windows);
+    outcome_json_dbl(b, "serial_s", p.serial_s);
     uint64_t total = 0;
     for (uint32_t w = 0; w < p.workers; w++)
         total += p.load[w];
@@ -49,6 +50,8 @@ static void summary_partition(JsonBuilder *b, const struct net *n)
         json_builder_begin_object(b);
         outcome_json_int(b, "nodes", p.nodes[w]);
         outcome_json_dbl(b, "load_share", total ? (double)p.load[w] / (double)total : 0);
+        if (p.busy_s)
+            outcome_json_dbl(b, "busy_s", p.busy_s[w]); /* the rest of the wall time: waiting */
         json_builder_end_object(b);
     }
     json_builder_end_array(b);

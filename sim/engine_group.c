@@ -45,7 +45,7 @@ void engine_group_init(struct engine_group *g, struct engine **eng, uint32_t wor
                        simtime_t quantum)
 {
     *g = (struct engine_group){ .workers = workers, .eng = eng, .worker_of = worker_of,
-                                .quantum = quantum ? quantum : 1 };
+                                .quantum = quantum ? quantum : 1, .busy_s = g_new0(double, workers) };
     for (uint32_t w = 0; w <= workers; w++) {
         eng[w]->grp = g;
         eng[w]->self = w;
@@ -55,6 +55,8 @@ void engine_group_init(struct engine_group *g, struct engine **eng, uint32_t wor
 
 void engine_group_free(struct engine_group *g)
 {
+    g_free(g->busy_s);
+    g->busy_s = NULL;
     for (uint32_t w = 0; g->eng && w <= g->workers; w++) {
         struct engine *e = g->eng[w];
         for (uint32_t d = 0; e->out && d <= g->workers; d++)
@@ -142,8 +144,11 @@ static void worker_loop(struct run *r, uint32_t w)
     if (g->enter)
         g->enter(g->ctx, w);
     for (;;) {
-        if (w == 0 && !first)
+        if (w == 0 && !first) {
+            double t_serial = engine_wall_seconds();
             serial_phase(r, end);
+            g->serial_s += engine_wall_seconds() - t_serial;
+        }
         first = false;
         barrier_wait(&r->bar, &sense);
         drain_into(g, w);
@@ -164,7 +169,9 @@ static void worker_loop(struct run *r, uint32_t w)
             end = r->stop;
         send_after = end;
         send_at_or_after = false;
+        double t_run = engine_wall_seconds();
         engine_run(me, end);
+        g->busy_s[w] += engine_wall_seconds() - t_run;
         if (w == 0)
             g->windows++;
         barrier_wait(&r->bar, &sense);

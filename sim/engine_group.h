@@ -42,6 +42,8 @@ struct engine_group {
     volatile sig_atomic_t *interrupt; /* stop soon after it becomes nonzero */
     bool progress;             /* progress on stderr */
     uint64_t windows;          /* windows run (a figure for the summary) */
+    double *busy_s;            /* per worker: wall seconds spent running its events */
+    double serial_s;           /* wall seconds of the global entity's turns */
 };
 
 /* Sets up a group over engines eng[0..workers] (each already engine_init'ed with the same
