@@ -98,7 +98,47 @@ void port_send_now(struct net *n, struct port_rt *p, uint32_t i)
     pk->next = NONE32;
     if (p->tap)
         n->tap_fn(n, p->tap, pk, p->local);
+    struct net_worker *w = net_self;
+    uint32_t to;
+    if (w && (to = n->worker_of[p->peer_node]) != w->index) {
+        /* to another worker: a copy travels with the window's events and the receiver takes
+         * it into its own pool (net_wire_receive); this one is free now */
+        struct net_wire *wr = &w->wire[to];
+        if (wr->n == wr->cap) {
+            wr->cap = wr->cap ? wr->cap * 2 : 1024; /* amortised */
+            wr->pkt = g_renew(struct packet, wr->pkt, wr->cap);
+            if (n->intd)
+                wr->intd = g_renew(struct int_stack, wr->intd, wr->cap);
+        }
+        wr->pkt[wr->n] = *pk;
+        if (n->intd)
+            wr->intd[wr->n] = n->intd[i];
+        engine_at_on(net_eng(n), pk->arrive_at, p->peer_node, on_arrival, n, (uint64_t)p->peer << 32 | wr->n);
+        wr->n++;
+        pkt_free(n, i);
+        return;
+    }
     engine_at_on(net_eng(n), pk->arrive_at, p->peer_node, on_arrival, n, (uint64_t)p->peer << 32 | i);
+}
+
+void net_wire_begin(void *ctx, uint32_t w)
+{
+    struct net *n = ctx;
+    for (uint32_t d = 0; d < n->nctx; d++)
+        n->wk[w].wire[d].n = 0;
+}
+
+void net_wire_receive(void *ctx, uint32_t from, struct event *ev)
+{
+    if (ev->fn != on_arrival)
+        return;
+    struct net *n = ctx;
+    const struct net_wire *wr = &n->wk[from].wire[net_self->index];
+    uint32_t slot = (uint32_t)ev->arg, i = pkt_alloc(n);
+    n->pool[i] = wr->pkt[slot];
+    if (n->intd)
+        n->intd[i] = wr->intd[slot];
+    ev->arg = (ev->arg >> 32) << 32 | i;
 }
 
 /* Starts the next transmission if the port is idle and has something to send. */
@@ -703,7 +743,7 @@ static void build_hosts(struct net *n)
         hr->rxq.head = hr->rxq.tail = NONE32;
         hr->ready_head = hr->ready_tail = NONE32;
         for (int q = 0; q < NPRIO; q++)
-            hr->parked_head[q] = NONE32;
+            hr->parked_head[q] = hr->parked_tail[q] = NONE32;
         hr->next_qpn = 0x100;
         hr->cc_idle_since = SIMTIME_NEVER;
         /* the NIC pauses its link when its receive buffer has less than one headroom left */
@@ -993,6 +1033,11 @@ void net_free(struct net *n)
         for (int k = 0; k < 4; k++)
             g_free(n->wk[w].ls[k].v);
         g_free(n->wk[w].rows);
+        for (uint32_t d = 0; n->wk[w].wire && d < n->nctx; d++) {
+            g_free(n->wk[w].wire[d].pkt);
+            g_free(n->wk[w].wire[d].intd);
+        }
+        g_free(n->wk[w].wire);
     }
     g_free(n->wk);
     net_partition_free(n->part);

@@ -170,7 +170,7 @@ struct host_rt {
     simtime_t cc_idle_since;   /* SIMTIME_NEVER when not in that state */
     simtime_t cc_idle_ps;
     uint32_t ready_head, ready_tail;
-    uint32_t parked_head[NPRIO];
+    uint32_t parked_head[NPRIO], parked_tail[NPRIO];
     uint32_t *heap;            /* pacing heap of QP ids keyed by next_avail */
     uint32_t heap_n, heap_cap;
     struct timer wake;         /* earliest paced QP */
@@ -248,6 +248,17 @@ struct net_worker {
     simtime_t dl_at, dl_call;
     uint32_t dl_owner;
     struct engine_key dl_key;
+    /* a parallel run: its index, and the packets it put on links to other workers' nodes in
+     * this window, per destination worker (taken by the receivers between windows, so the
+     * packet's memory stays with one core) */
+    uint32_t index;
+    struct net_wire *wire;
+};
+
+struct net_wire {
+    struct packet *pkt;
+    struct int_stack *intd;       /* beside them when the CC reads INT */
+    uint32_t n, cap;
 };
 
 /* The worker context of the thread running a parallel run's events, else NULL. */
@@ -320,6 +331,7 @@ struct net {
     uint32_t nworkers;            /* 1, or a parallel run's workers */
     uint32_t nctx;                /* worker contexts: 1, or workers + 1 (the global entity's) */
     struct net_partition *part;   /* a parallel run's partition, or NULL */
+    const uint32_t *worker_of;    /* a parallel run: each node's worker */
     simtime_t quantum;            /* the lookahead: the shortest link delay (see net_quantum) */
     struct sampler *sampler;      /* time series state (NULL without queue/rate/counter hooks) */
     struct net_sample_hooks hooks; /* where samples and PFC events go (all NULL: nowhere) */
@@ -372,6 +384,10 @@ void net_partition_free(struct net_partition *p);
 void net_start_sampler(struct net *n);
 void net_run_end(struct net *n, simtime_t last, size_t pending);
 void net_worker_lists(struct net *n, struct net_worker *w);
+/* A parallel run's hooks (models/net.c): a window begins (worker w's wires are empty again);
+ * an event from worker `from` arrives (a packet on a wire becomes the receiver's). */
+void net_wire_begin(void *ctx, uint32_t w);
+void net_wire_receive(void *ctx, uint32_t from, struct event *ev);
 simtime_t net_quantum(const struct topology *t);
 /* Whether nodes a and b are inside the same multi-GPU server (never split between workers). */
 bool net_same_server(const struct topology *t, uint32_t a, uint32_t b);

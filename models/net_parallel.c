@@ -264,7 +264,10 @@ void net_run_workers(struct net *n)
             net_worker_lists(n, &n->wk[w]);
         if (w)
             n->wk[w].pool_free = NONE32;
+        n->wk[w].index = w;
+        n->wk[w].wire = g_new0(struct net_wire, workers + 1);
     }
+    n->worker_of = p->worker_of;
     n->nworkers = workers;
     n->nctx = workers + 1;
     net_start_sampler(n);
@@ -273,6 +276,8 @@ void net_run_workers(struct net *n)
     engine_group_init(&g, eng, workers, p->worker_of, n->quantum);
     g.between = between;
     g.enter = enter;
+    g.begin = net_wire_begin;
+    g.receive = net_wire_receive;
     g.ctx = n;
     g.interrupt = n->eng.interrupt;
     g.progress = n->eng.progress;

@@ -334,6 +334,8 @@ uint32_t nic_dequeue(struct net *n, struct host_rt *h)
             /* parked until the priority resumes */
             q->state = QP_PARKED;
             q->next_ready = h->parked_head[q->prio];
+            if (h->parked_head[q->prio] == NONE32)
+                h->parked_tail[q->prio] = id;
             h->parked_head[q->prio] = id;
             continue;
         }

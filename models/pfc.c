@@ -231,7 +231,11 @@ void pfc_receive(struct net *n, struct port_rt *in, uint32_t i)
     port_kick(n, in);
 }
 
-/* QPs parked on a priority that is no longer paused go back to the ready list. */
+/* QPs parked on a priority that is no longer paused go back to the ready list, in the parked
+ * list's order, spliced on at once: a QP keeps QP_PARKED until the scheduler pops it, which
+ * treats it as ready (only QP_IDLE means "in no list"). Walking the list to relabel each QP
+ * cost a cache miss per QP at every resume: 13 % of bench/large.ini, where a host's 1023 QPs
+ * park and resume with every PFC pause. */
 static void nic_unpark(struct net *n, struct port_rt *p)
 {
     if (!p->is_host)
@@ -240,20 +244,12 @@ static void nic_unpark(struct net *n, struct port_rt *p)
     for (int q = 0; q < NPRIO; q++) {
         if ((p->paused & (1u << q)) || h->parked_head[q] == NONE32)
             continue;
-        uint32_t id = h->parked_head[q];
-        h->parked_head[q] = NONE32;
-        while (id != NONE32) {
-            struct qp_rt *qp = &n->qps[id];
-            uint32_t next = qp->next_ready;
-            qp->state = QP_READY;
-            qp->next_ready = NONE32;
-            if (h->ready_tail == NONE32)
-                h->ready_head = id;
-            else
-                n->qps[h->ready_tail].next_ready = id;
-            h->ready_tail = id;
-            id = next;
-        }
+        if (h->ready_tail == NONE32)
+            h->ready_head = h->parked_head[q];
+        else
+            n->qps[h->ready_tail].next_ready = h->parked_head[q];
+        h->ready_tail = h->parked_tail[q];
+        h->parked_head[q] = h->parked_tail[q] = NONE32;
     }
 }
 

@@ -92,7 +92,9 @@ static void drain_into(struct engine_group *g, uint32_t w)
             continue;
         struct engine_outbox *o = &g->eng[j]->out[w];
         for (uint32_t i = 0; i < o->len; i++) {
-            const struct event *ev = &o->ev[i];
+            struct event *ev = &o->ev[i];
+            if (g->receive)
+                g->receive(g->ctx, j, ev);
             engine_insert(dst, ev->time, (struct engine_key){ ev->key, ev->origin }, ev->owner, ev->fn, ev->ctx,
                           ev->arg);
         }
@@ -122,6 +124,8 @@ static void serial_phase(struct run *r, simtime_t end)
     send_after = end;
     send_at_or_after = true;
     drain_into(g, g->workers);
+    if (g->begin)
+        g->begin(g->ctx, g->workers);
     if (g->between)
         g->between(g->ctx, end, &r->stop);
     engine_run(ge, end < r->stop ? end : r->stop);
@@ -169,6 +173,8 @@ static void worker_loop(struct run *r, uint32_t w)
             end = r->stop;
         send_after = end;
         send_at_or_after = false;
+        if (g->begin)
+            g->begin(g->ctx, w);
         double t_run = engine_wall_seconds();
         engine_run(me, end);
         g->busy_s[w] += engine_wall_seconds() - t_run;

@@ -38,6 +38,13 @@ struct engine_group {
     /* Called on each worker's thread before it runs anything, with its index (the first
      * thread, which also runs the global entity, enters as `workers` around those events). */
     void (*enter)(void *ctx, uint32_t worker);
+    /* Called on each thread before it runs a window (the first thread also before the global
+     * entity's turn, with `workers`): what it sent in the last window has been taken. */
+    void (*begin)(void *ctx, uint32_t worker);
+    /* Called on the receiving thread for each event engine `from` made for it, before it is
+     * inserted: the caller may rewrite the event (take a payload it left aside into its own
+     * memory, say). */
+    void (*receive)(void *ctx, uint32_t from, struct event *ev);
     void *ctx;
     volatile sig_atomic_t *interrupt; /* stop soon after it becomes nonzero */
     bool progress;             /* progress on stderr */

@@ -134,7 +134,7 @@ static void test_ooo_responder(void)
         if (psn)
             CU_ASSERT_EQUAL(n->xfers[0].state, XF_POSTED);
     }
-    CU_ASSERT_EQUAL(n->qps[qp].epsn, npk);
+    CU_ASSERT_EQUAL(n->qresp[qp].epsn, npk);
     CU_ASSERT_EQUAL(n->xfers[0].state, XF_DONE);
     CU_ASSERT_EQUAL(h->out_of_sequence, npk - 1);
     CU_ASSERT_EQUAL(h->duplicate_request, 0);
