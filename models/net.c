@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "models/memory.h"
+#include "sim/radix.h"
 #include "sim/reserve.h"
 
 /* The ticks; what changed since the last one is listed per worker (struct net_worker): a
@@ -335,33 +336,6 @@ void sampler_rate_changed(struct net *n, uint32_t qp)
     l->v[l->n++] = qp;
 }
 
-/* LSD radix sort of v[0..len) (tmp: len entries), skipping bytes all alike. */
-static void sort_ids(uint32_t *v, uint32_t *tmp, uint32_t len)
-{
-    uint32_t or = 0, and = ~0u;
-    for (uint32_t i = 0; i < len; i++) {
-        or |= v[i];
-        and &= v[i];
-    }
-    uint32_t *x = v, *y = tmp;
-    for (int shift = 0; shift < 32; shift += 8) {
-        if (!(((or ^ and) >> shift) & 0xff))
-            continue;
-        uint32_t cnt[257] = { 0 };
-        for (uint32_t i = 0; i < len; i++)
-            cnt[((x[i] >> shift) & 0xff) + 1]++;
-        for (int d = 0; d < 256; d++)
-            cnt[d + 1] += cnt[d];
-        for (uint32_t i = 0; i < len; i++)
-            y[cnt[(x[i] >> shift) & 0xff]++] = x[i];
-        uint32_t *t = x;
-        x = y;
-        y = t;
-    }
-    if (x != v)
-        memcpy(v, x, (size_t)len * sizeof *v);
-}
-
 /* The entries of every worker's list k, in the first worker's list, in ascending order: a
  * tick writes its rows by port, QP or host number, whichever worker's events changed them. */
 static struct net_idlist *gather(struct net *n, enum net_list k)
@@ -382,7 +356,7 @@ static struct net_idlist *gather(struct net *n, enum net_list k)
                 all->v[j] = x;
             }
         } else {
-            sort_ids(all->v, n->sampler->tmp, all->n);
+            radix_sort_u32(all->v, n->sampler->tmp, all->n);
         }
     }
     return all;

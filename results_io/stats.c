@@ -1,38 +1,18 @@
 /* Percentiles, CDFs and collective bandwidths (see stats.h). */
 #include "results_io/stats.h"
+#include "sim/radix.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* ---- statistics -------------------------------------------------------------------------- */
 
-/* LSD radix sort of 64-bit keys, 8 bits a pass, skipping a byte every key has alike: a run's
- * millions of FCTs sort in linear time (qsort of 33 M values took seconds, most of the
- * output time of a 4096-rank ring AllReduce). */
+/* A radix sort (sim/radix.c): a run's millions of FCTs sort in linear time (qsort of 33 M
+ * values took seconds, most of the output time of a 4096-rank ring AllReduce). */
 static void radix_u64(uint64_t *v, size_t n)
 {
-    uint64_t or_ = 0, and_ = ~0ull;
-    for (size_t i = 0; i < n; i++) {
-        or_ |= v[i];
-        and_ &= v[i];
-    }
-    uint64_t *tmp = g_new(uint64_t, n), *src = v, *dst = tmp;
-    for (int shift = 0; shift < 64; shift += 8) {
-        if (!(((or_ ^ and_) >> shift) & 0xff))
-            continue;
-        size_t cnt[257] = { 0 };
-        for (size_t i = 0; i < n; i++)
-            cnt[((src[i] >> shift) & 0xff) + 1]++;
-        for (int d = 0; d < 256; d++)
-            cnt[d + 1] += cnt[d];
-        for (size_t i = 0; i < n; i++)
-            dst[cnt[(src[i] >> shift) & 0xff]++] = src[i];
-        uint64_t *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != v)
-        memcpy(v, src, n * sizeof *v);
+    uint64_t *tmp = g_new(uint64_t, n);
+    radix_sort_u64(v, tmp, n);
     g_free(tmp);
 }
 
