@@ -89,6 +89,8 @@ void pfc_rows_flush(struct net *n, simtime_t upto)
         uint32_t i = 0;
         while (i < wk->nrows && wk->rows[i].t <= upto)
             i++;
+        if (i == 0)
+            continue; /* nothing handed over (rows may not even be allocated) */
         memmove(wk->rows, wk->rows + i, (size_t)(wk->nrows - i) * sizeof *wk->rows);
         wk->nrows -= i;
     }
