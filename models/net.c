@@ -55,7 +55,6 @@ uint32_t pkt_alloc(struct net *n)
         pool_grow(n, w);
     uint32_t i = w->pool_free;
     w->pool_free = n->pool[i].next;
-    w->pool_used++;
     return i;
 }
 

@@ -236,7 +236,6 @@ struct net_worker {
     struct engine *eng;
     struct net_stats st;
     uint32_t pool_free;           /* its free packets (a packet is freed where it ends) */
-    int64_t pool_used;
     /* ports, QPs, ports and hosts whose samples changed since the last tick (enum net_list) */
     struct net_idlist ls[4];
     struct pfc_row *rows;
@@ -413,7 +412,6 @@ static inline void pkt_free(struct net *n, uint32_t i)
     struct net_worker *w = net_wk(n);
     n->pool[i].next = w->pool_free;
     w->pool_free = i;
-    w->pool_used--;
 }
 static inline struct packet *pkt(struct net *n, uint32_t i) { return &n->pool[i]; }
 

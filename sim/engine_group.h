@@ -29,8 +29,6 @@ struct engine_group {
     struct engine **eng;       /* workers + 1 */
     const uint32_t *worker_of; /* per entity (entities + 1, the global one last): its engine */
     simtime_t quantum;         /* window length: at most the smallest cross-worker delay */
-    simtime_t window_end;      /* of the window running; events sent across must be later */
-    bool serial;               /* the global entity's events are running (no window) */
     /* Called on the first thread between windows, before the global entity's events of time
      * `end` run (the last window ended at `end`): the caller merges what its workers
      * gathered. It may lower *stop. */
