@@ -3,7 +3,7 @@
 # tests/test_*.c suite are built without editing this file.
 
 CC      ?= gcc
-PKGS    := glib-2.0 json-glib-1.0 libpcap zlib
+PKGS    := glib-2.0 json-glib-1.0 libpcap zlib ompi-c
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -g -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -libverbs -lrdmacm -lm
 TEST_LDLIBS := -lcunit
@@ -22,8 +22,8 @@ TESTS_SAN := $(patsubst tests/%.c,build/tests-san/%,$(TEST_SRCS))
 
 # Debian packages the project needs; `make deps` installs the missing ones.
 DEB_PKGS := build-essential pkg-config libglib2.0-dev libjson-glib-dev libpcap-dev zlib1g-dev \
-            libibverbs-dev librdmacm-dev libcunit1-dev gnuplot-nox
-DEB_CHECK_PKGS := tshark chromium openmpi-bin libopenmpi-dev iproute2 ethtool clang libclang-rt-14-dev
+            libibverbs-dev librdmacm-dev libcunit1-dev gnuplot-nox libopenmpi-dev openmpi-bin
+DEB_CHECK_PKGS := tshark chromium iproute2 ethtool clang libclang-rt-14-dev
 
 # libFuzzer harnesses (tests/fuzz/fuzz_*.c), built with clang against a clang ASan+UBSan
 # build of the library. `make fuzz` fuzzes each for FUZZ_SECONDS into build/fuzz/corpus/;
@@ -46,7 +46,7 @@ deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	fi
 
-# Extra tools used only by tests (tshark, headless chromium, MPI, netns).
+# Extra tools used only by tests (tshark, headless chromium, netns, clang).
 deps-check: deps
 	@missing=""; for p in $(DEB_CHECK_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \

@@ -18,6 +18,7 @@
 #include "analysis/report.h"
 #include "cli/commands.h"
 #include "sim/interrupt.h"
+#include "sim/mpi_comm.h"
 #include "results_io/counters.h"
 #include "results_io/folder.h"
 #include "results_io/format.h"
@@ -353,7 +354,14 @@ int run_scenario(const struct run_options *o)
     GError *err = NULL;
     struct scenario *sc = scenario_load(o->scenario, (const char *const *)o->sets, &err);
     if (!sc) {
-        fprintf(stderr, "rocesim: %s\n", err->message);
+        bool root_failed = false;
+        if (o->ranks > 1) { /* the others wait for this rank's word */
+            bool root_ok;
+            mpi_comm_all_ok(false, &root_ok);
+            root_failed = !root_ok;
+        }
+        if (o->rank == 0 || !root_failed)
+            fprintf(stderr, "rocesim: %s\n", err->message);
         g_error_free(err);
         return 2;
     }
@@ -369,45 +377,70 @@ int run_scenario(const struct run_options *o)
     GPtrArray *captures = g_ptr_array_new();
     struct xfer_outcome *outcomes = NULL;
     const char *out = o->out_dir ? o->out_dir : sc->out_dir;
+    /* An MPI run: every rank builds and runs; rank 0 alone writes (and speaks). The ranks
+     * agree before the run that all could start, so that one's error ends them all. */
+    bool mpi = o->ranks > 1, writer = !mpi || o->rank == 0, agreed = !mpi;
 
     /* refused before the run: an existing file or foreign folder is the user's data */
-    if (!results_check_target(out, &err))
+    if (writer && !results_check_target(out, &err))
         goto fail;
     if (!(topo = topology_build(sc, &err)) || !(sched = workload_build_all(sc, topo, &err)) ||
         !(n = net_build(sc, topo, sched, &err)) || !sample_selection_build(&sel, n, &err))
         goto fail;
     if (!(capture_refs = capture_ports(n, &err)) && err)
         goto fail;
-    if (o->workers > 1 && capture_refs && capture_refs->len) {
-        g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "%s: [output] pcap: packet capture runs on one worker only; drop --workers %u or the capture",
-                    sc->path, o->workers);
+    if ((o->workers > 1 || mpi) && capture_refs && capture_refs->len) {
+        if (mpi)
+            g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s: [output] pcap: packet capture runs in one process only; run it without mpirun or "
+                        "drop the capture", sc->path);
+        else
+            g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "%s: [output] pcap: packet capture runs on one worker only; drop --workers %u or the capture",
+                        sc->path, o->workers);
         goto fail;
     }
-    if (!net_set_workers(n, o->workers, &err))
+    if (mpi ? !net_set_mpi(n, o->rank, o->ranks, &err) : !net_set_workers(n, o->workers, &err))
         goto fail;
     sample_selection_apply_scale(&sel, sc);
     rc = 1;
     interrupt_catch();
-    if (!results_begin(&rd, out, &err))
+    if (writer && !results_begin(&rd, out, &err))
         goto fail;
     n->eng.interrupt = &interrupt_signal;
-    if (!sample_writer_open(&sw, &rd, sc->compress == 1, &sel, &err))
+    if (writer && !sample_writer_open(&sw, &rd, sc->compress == 1, &sel, &err))
         goto fail;
     struct net_sample_hooks hooks;
-    sample_writer_hooks(&sw, &hooks);
+    if (writer)
+        sample_writer_hooks(&sw, &hooks);
+    else
+        net_mpi_sink_hooks(&hooks);
     net_attach_sampler(n, &hooks);
     if (!open_captures(n, &rd, capture_refs, captures, &err))
         goto fail;
     n->eng.progress = !o->quiet && isatty(STDERR_FILENO);
+    if (!agreed) {
+        agreed = true;
+        if (!mpi_comm_all_ok(true, NULL)) {
+            rc = 2; /* another rank could not start: rank 0 says why, or that rank does */
+            if (writer)
+                g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "the run did not start");
+            goto quiet_fail;
+        }
+    }
 
     double w0 = engine_wall_seconds();
     net_run_workers(n);
-    if (interrupt_signal)
+    if (interrupt_signal) /* in an MPI run, set on every rank when one was interrupted */
         goto interrupted;
     fig.wall_s = engine_wall_seconds() - w0;
     net_flush_samples(n);
     pfc_finish(n);
+    net_mpi_gather(n);
+    if (!writer) {
+        rc = n->deadlocked ? 3 : 0;
+        goto done;
+    }
     if (!close_captures(n, captures, &err))
         goto fail;
     simtime_t end = n->last_event_time;
@@ -464,11 +497,24 @@ interrupted:
     g_set_error(&err, G_FILE_ERROR, G_FILE_ERROR_INTR, "interrupted by %s: %s not written",
                 interrupt_name(interrupt_signal), out);
 fail:
+    if (!agreed) { /* the other ranks wait for this one's word before the run */
+        agreed = true;
+        bool root_ok;
+        mpi_comm_all_ok(false, &root_ok);
+        if (!writer && !root_ok)
+            g_clear_error(&err); /* the same error, which rank 0 says */
+    }
+quiet_fail:
     if (n)
         close_captures(n, captures, NULL);
     sample_writer_abort(&sw);
     results_abort(&rd);
-    fprintf(stderr, "rocesim: %s\n", err ? err->message : "run failed");
+    if (!writer && err && err->domain == G_FILE_ERROR && err->code == G_FILE_ERROR_INTR)
+        g_clear_error(&err); /* rank 0 says it */
+    if (writer)
+        fprintf(stderr, "rocesim: %s\n", err ? err->message : "run failed");
+    else if (err)
+        fprintf(stderr, "rocesim (MPI rank %u): %s\n", o->rank, err->message);
     if (err && err->domain == G_FILE_ERROR && err->code == G_FILE_ERROR_EXIST)
         rc = 2; /* an output path that is not ours is a bad command line */
     if (err)
@@ -578,13 +624,27 @@ int cmd_run(int argc, char **argv)
 {
     struct run_options o = { 0 };
     GError *err = NULL;
+    /* `mpirun -np N rocesim run ...`: N ranks, one worker each (models/net_mpi.c) */
+    int rank = 0, ranks = 0;
+    if (mpi_comm_launched())
+        mpi_comm_init(&rank, &ranks);
+    int rc = 2;
     if (!parse_common(&argc, &argv, "SCENARIO", "Simulate a scenario and write a results folder.", NULL, &o, &err)) {
-        fprintf(stderr, "rocesim run: %s\n", err->message);
-        g_error_free(err);
-        run_options_clear(&o);
-        return 2;
+    } else if (ranks > 1 && o.workers > 1) {
+        g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                    "--workers %u under mpirun: an MPI run has one worker per rank; drop --workers or mpirun",
+                    o.workers);
+    } else {
+        o.rank = (uint32_t)rank;
+        o.ranks = ranks > 1 ? (uint32_t)ranks : 0;
+        rc = run_scenario(&o);
     }
-    int rc = run_scenario(&o);
+    if (err) { /* the same on every rank: rank 0 says it */
+        if (rank == 0)
+            fprintf(stderr, "rocesim run: %s\n", err->message);
+        g_error_free(err);
+    }
     run_options_clear(&o);
+    mpi_comm_finalize();
     return rc;
 }

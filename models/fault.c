@@ -55,10 +55,11 @@ static void stall_end(void *ctx, uint64_t host)
     nic_rx_drain(n, &n->hosts[host]);
 }
 
-/* Drops whatever waits in a switch port's egress queues (the link under it is gone). */
+/* Drops whatever waits in a switch port's egress queues (the link under it is gone). The
+ * global entity does it, for the node's process (in an MPI run every rank has a copy). */
 static void flush_port(struct net *n, struct port_rt *p)
 {
-    if (p->is_host)
+    if (p->is_host || !net_mine(n, p->node))
         return;
     for (int q = 0; q < NPRIO; q++)
         switch_drop_queue(n, p, q);
@@ -99,8 +100,10 @@ static void link_up(void *ctx, uint64_t port)
     if (a->down)
         n->links_down--;
     a->down = b->down = false;
-    port_kick(n, a);
-    port_kick(n, b);
+    if (net_mine(n, a->node))
+        port_kick(n, a);
+    if (net_mine(n, b->node))
+        port_kick(n, b);
     engine_at(net_eng(n), net_now(n) + n->sc->route_convergence, routes_converged, n, 0);
 }
 

@@ -379,7 +379,10 @@ static void sample_tick(void *ctx, uint64_t arg)
         for (int q = 0; q < NPRIO; q++) {
             tot += p->q[q].bytes;
             if (p->q[q].bytes != p->q_sampled_prio[q]) {
-                if (n->hooks.queue)
+                if (n->mpi)
+                    net_mpi_row(n, NET_ROW_QUEUE, (uint64_t)dp->v[k] << 3 | (uint64_t)q, t_ns, dp->v[k], p->local, q,
+                                p->q[q].bytes, 0);
+                else if (n->hooks.queue)
                     n->hooks.queue(n->hooks.ctx, t_ns, dp->v[k], n->topo->nodes[p->node].name, p->local, q,
                                    p->q[q].bytes);
                 p->q_sampled_prio[q] = p->q[q].bytes;
@@ -396,17 +399,23 @@ static void sample_tick(void *ctx, uint64_t arg)
         if (q->msg_head == NONE32) {
             /* nothing left to send: the flow's line ends (an empty rate), until it has work */
             if (q->rate_logged >= 0) {
-                if (n->hooks.rate)
+                if (n->mpi)
+                    net_mpi_row(n, NET_ROW_RATE, dq->v[k], t_ns, dq->v[k], 0, 0, 0, NAN);
+                else if (n->hooks.rate)
                     n->hooks.rate(n->hooks.ctx, t_ns, dq->v[k], NAN);
                 q->rate_logged = NAN;
             }
         } else if (q->cc.rate != q->rate_logged) {
-            if (n->hooks.rate)
+            if (n->mpi)
+                net_mpi_row(n, NET_ROW_RATE, dq->v[k], t_ns, dq->v[k], 0, 0, 0, q->cc.rate / 1e9);
+            else if (n->hooks.rate)
                 n->hooks.rate(n->hooks.ctx, t_ns, dq->v[k], q->cc.rate / 1e9);
             q->rate_logged = q->cc.rate;
         }
     }
     dq->n = 0;
+    if (n->mpi)
+        net_mpi_rows_flush(n);
     if (!n->finished)
         timer_set(&s->tick, now + n->sc->queue_sample);
     if (n->hooks.tick)
@@ -415,10 +424,12 @@ static void sample_tick(void *ctx, uint64_t arg)
 
 /* Congestion counters over time (cumulative, given to the hook when they changed): ECN marks
  * per switch port, and the NIC's notification/reaction point counters. */
-static void counter_row(const struct net *n, uint64_t t, uint32_t port, const char *node, uint32_t local,
+static void counter_row(struct net *n, uint64_t key, uint64_t t, uint32_t port, const char *node, uint32_t local,
                         enum net_counter c, uint64_t v)
 {
-    if (n->hooks.counter)
+    if (n->mpi)
+        net_mpi_row(n, NET_ROW_COUNTER, key << 2 | (uint64_t)c, t, port, local, (int32_t)c, v, 0);
+    else if (n->hooks.counter)
         n->hooks.counter(n->hooks.ctx, t, port, node, local, c, v);
 }
 
@@ -451,7 +462,8 @@ static void counter_tick(void *ctx, uint64_t arg)
         struct port_rt *p = &n->ports[cp->v[k]];
         p->cnt_dirty = false;
         if (p->ecn_marked != p->ecn_sampled) {
-            counter_row(n, t, cp->v[k], n->topo->nodes[p->node].name, p->local, NET_CNT_ECN_MARKED, p->ecn_marked);
+            counter_row(n, cp->v[k], t, cp->v[k], n->topo->nodes[p->node].name, p->local, NET_CNT_ECN_MARKED,
+                        p->ecn_marked);
             p->ecn_sampled = p->ecn_marked;
         }
     }
@@ -462,14 +474,18 @@ static void counter_tick(void *ctx, uint64_t arg)
         struct host_rt *hr = &n->hosts[h];
         const char *name = n->topo->nodes[h].name;
         hr->cnt_dirty = false;
+        uint64_t key = 1ull << 40 | h; /* after every port's */
         if (hr->np_ecn_marked_roce_packets != hr->sampled[0])
-            counter_row(n, t, hr->port, name, 0, NET_CNT_NP_ECN_MARKED, hr->sampled[0] = hr->np_ecn_marked_roce_packets);
+            counter_row(n, key, t, hr->port, name, 0, NET_CNT_NP_ECN_MARKED,
+                        hr->sampled[0] = hr->np_ecn_marked_roce_packets);
         if (hr->np_cnp_sent != hr->sampled[1])
-            counter_row(n, t, hr->port, name, 0, NET_CNT_NP_CNP_SENT, hr->sampled[1] = hr->np_cnp_sent);
+            counter_row(n, key, t, hr->port, name, 0, NET_CNT_NP_CNP_SENT, hr->sampled[1] = hr->np_cnp_sent);
         if (hr->rp_cnp_handled != hr->sampled[2])
-            counter_row(n, t, hr->port, name, 0, NET_CNT_RP_CNP_HANDLED, hr->sampled[2] = hr->rp_cnp_handled);
+            counter_row(n, key, t, hr->port, name, 0, NET_CNT_RP_CNP_HANDLED, hr->sampled[2] = hr->rp_cnp_handled);
     }
     ch->n = 0;
+    if (n->mpi)
+        net_mpi_rows_flush(n);
     if (!n->finished)
         timer_set(&s->counter_tick, net_now(n) + n->sc->counter_sample);
     if (n->hooks.tick)
@@ -804,6 +820,7 @@ static GArray *build_transfers(struct net *n, GError **err)
     }
     g_hash_table_unref(qpmap);
     g_hash_table_unref(conn_msgs);
+    n->nparts = parts->len;
     if (parts->len) {
         n->xfers = g_renew(struct xfer_rt, n->xfers, nxfers_all);
         memcpy(n->xfers + n->nxfers, parts->data, parts->len * sizeof(struct xfer_rt));
@@ -1002,6 +1019,7 @@ void net_free(struct net *n)
     g_free(n->dep_off);
     g_free(n->dep_list);
     g_free(n->deadlock_report);
+    net_mpi_free(n);
     for (uint32_t w = 0; n->wk && w < n->nctx; w++) {
         for (int k = 0; k < 4; k++)
             g_free(n->wk[w].ls[k].v);

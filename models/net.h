@@ -318,6 +318,7 @@ struct net {
     struct xfer_rt *xfers;
     uint32_t nxfers, npackets_xfers;
     uint64_t *part_bytes;         /* split messages: bytes of part nxfers + k */
+    uint32_t nparts;              /* split messages: parts, in xfers after the transfers */
     uint32_t *parts_left;         /* split messages: parts of transfer i not yet complete */
     struct ooo_rx *ooo;           /* per QP, only with receiver = ooo-place */
     uint32_t *dep_off, *dep_list; /* dependents of each transfer (CSR) */
@@ -337,6 +338,10 @@ struct net {
     /* capture hook: called for every packet sent or received on a port with a tap;
      * `sender_local` is the sending port's number at its node */
     void (*tap_fn)(struct net *n, void *tap, const struct packet *p, uint32_t sender_local);
+    /* an MPI run (models/net_mpi.c): this process's rank of `ranks` (0 otherwise), and what
+     * its sampler and PFC rows wait to hand to rank 0 */
+    uint32_t rank, ranks;
+    struct net_mpi *mpi;
     struct timer deadlock_timer;
     bool deadlocked;
     char *deadlock_report;        /* the cycle, for summary.json and stderr */
@@ -370,6 +375,7 @@ void net_run_workers(struct net *n);
 /* How a parallel run split the fabric (for summary.json); workers 1 for a sequential run. */
 struct net_partition_info {
     uint32_t workers, units, cut_links;
+    uint32_t ranks;            /* an MPI run: its ranks (one worker each), else 0 */
     uint64_t windows;
     simtime_t lookahead_ps;
     const uint64_t *load;      /* per worker: estimated packet-hops (sent and received) */
@@ -398,6 +404,35 @@ static inline bool net_in_server(const struct topo_node *x)
 /* Headroom of a port for one lossless priority: [switch] headroom, or from the IEEE
  * bounds, the MTU and the cable (models.md 3.3). */
 uint64_t net_port_headroom(const struct scenario *sc, uint64_t rate, simtime_t delay);
+
+/* An MPI run (models/net_mpi.c), one worker per rank: the fabric split as by net_set_workers,
+ * each rank running its part and a copy of the global entity. FALSE with a message when it
+ * cannot be split so. net_run_workers then runs it; after net_flush_samples and pfc_finish,
+ * net_mpi_gather brings every rank's nodes to rank 0, which alone writes results. */
+gboolean net_set_mpi(struct net *n, uint32_t rank, uint32_t ranks, GError **err);
+void net_run_mpi(struct net *n);
+void net_mpi_gather(struct net *n);
+void net_mpi_free(struct net *n);
+/* Hooks for the ranks but 0: they write nothing, their samples go to rank 0. */
+void net_mpi_sink_hooks(struct net_sample_hooks *h);
+/* For the sampler and the PFC log of an MPI run: a sampled value as a row for rank 0
+ * (`key` orders one tick's rows the way a single process writes them), and rank 0 writing
+ * every rank's rows of the tick; the PFC rows of all ranks to rank 0 before a flush. */
+enum net_row_kind { NET_ROW_QUEUE, NET_ROW_RATE, NET_ROW_COUNTER };
+void net_mpi_row(struct net *n, enum net_row_kind kind, uint64_t key, uint64_t t_ns, uint32_t id, uint32_t local,
+                 int32_t sub, uint64_t u, double d);
+void net_mpi_rows_flush(struct net *n);
+void net_mpi_pfc_gather(struct net *n, simtime_t upto);
+/* Whether this process runs node `node`'s events (every node but in an MPI run). */
+static inline bool net_mine(const struct net *n, uint32_t node)
+{
+    return n->ranks <= 1 || n->worker_of[node] == n->rank;
+}
+/* The partition of net_set_workers, for `workers` workers or ranks. */
+struct net_partition *net_partition_make(const struct net *n, uint32_t workers, GError **err);
+const uint32_t *net_partition_worker_of(const struct net_partition *p); /* per node, then the global entity */
+/* The figures of a run on the partition, for net_partition_describe. */
+void net_partition_ran(struct net *n, uint64_t windows, const double *busy_s, double serial_s);
 
 /* The worker context of the events running now, their engine and their counters. */
 static inline struct net_worker *net_wk(struct net *n) { return net_self ? net_self : n->wk; }

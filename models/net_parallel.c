@@ -64,7 +64,7 @@ static void add_hop(void *ctx, uint32_t port)
     c->load[p->peer_node] += c->pkts * (p->peer_node < H ? HOST_HOP_WEIGHT : 1);      /* received */
 }
 
-static struct net_partition *partition(const struct net *n, uint32_t workers, GError **err)
+struct net_partition *net_partition_make(const struct net *n, uint32_t workers, GError **err)
 {
     const struct topology *t = n->topo;
     uint32_t N = t->nnodes;
@@ -175,6 +175,11 @@ out:
     return p;
 }
 
+const uint32_t *net_partition_worker_of(const struct net_partition *p)
+{
+    return p->worker_of;
+}
+
 void net_partition_free(struct net_partition *p)
 {
     if (!p)
@@ -237,8 +242,17 @@ gboolean net_set_workers(struct net *n, uint32_t workers, GError **err)
                     sc->path, sc->deadlock_threshold, n->quantum);
         return FALSE;
     }
-    n->part = partition(n, workers, err);
+    n->part = net_partition_make(n, workers, err);
     return n->part != NULL;
+}
+
+void net_partition_ran(struct net *n, uint64_t windows, const double *busy_s, double serial_s)
+{
+    struct net_partition *p = n->part;
+    p->windows = windows;
+    g_free(p->busy_s);
+    p->busy_s = g_memdup2(busy_s, p->workers * sizeof *busy_s);
+    p->serial_s = serial_s;
 }
 
 void net_run_workers(struct net *n)
@@ -246,6 +260,10 @@ void net_run_workers(struct net *n)
     struct net_partition *p = n->part;
     if (!p) {
         net_run(n);
+        return;
+    }
+    if (n->ranks > 1) {
+        net_run_mpi(n);
         return;
     }
     const struct scenario *sc = n->sc;
@@ -283,9 +301,7 @@ void net_run_workers(struct net *n)
     g.progress = n->eng.progress;
     simtime_t last = engine_group_run(&g, sc->stop);
     net_self = NULL;
-    p->windows = g.windows;
-    p->busy_s = g_memdup2(g.busy_s, workers * sizeof *g.busy_s);
-    p->serial_s = g.serial_s;
+    net_partition_ran(n, g.windows, g.busy_s, g.serial_s);
     size_t pending = 0;
     n->eng.events = 0;
     for (uint32_t w = 0; w <= workers; w++) {
@@ -311,6 +327,7 @@ void net_partition_describe(const struct net *n, struct net_partition_info *out)
     *out = (struct net_partition_info){ .workers = p ? p->workers : 1, .lookahead_ps = n->quantum };
     if (!p)
         return;
+    out->ranks = n->ranks > 1 ? n->ranks : 0;
     out->units = p->units;
     out->cut_links = p->cut_links;
     out->windows = p->windows;

@@ -7,6 +7,7 @@
  * priority after the frame in flight for quanta x 512 bit times, or until XON. */
 #include <string.h>
 #include "models/net.h"
+#include "sim/mpi_comm.h"
 
 static void pfc_expire_fire(void *ctx, uint64_t arg);
 static void pfc_refresh_fire(void *ctx, uint64_t arg);
@@ -66,6 +67,8 @@ void pfc_rows_flush(struct net *n, simtime_t upto)
 {
     if (!n->hooks.pfc)
         return;
+    if (n->mpi)
+        net_mpi_pfc_gather(n, upto); /* every rank's rows are rank 0's to write */
     size_t total = 0;
     for (uint32_t w = 0; w < n->nctx; w++)
         total += n->wk[w].nrows;
@@ -325,12 +328,79 @@ static bool queue_waiting(struct net *n, const struct port_rt *p, int q, simtime
            now - p->paused_since[q] >= n->sc->deadlock_threshold;
 }
 
-static bool holds_from(struct net *n, const struct port_rt *p, int q, uint32_t in_local)
+/* The wait-for graph's vertices and edges as the check sees them: the queues waiting (paused
+ * past the threshold with packets) and, for each, the ingress ports its packets came in by.
+ * Built from this process's nodes; an MPI run's ranks put theirs together. */
+struct wait_set {
+    uint8_t *waiting;          /* per (port, prio) */
+    GHashTable *holds;         /* (port * NPRIO + prio) << 32 | in_port, as 64-bit keys */
+    bool any_paused;
+};
+
+struct wait_rec {
+    uint32_t port;
+    int32_t prio;
+    uint32_t in_port;          /* UINT32_MAX: the queue itself */
+};
+
+static void wait_add(struct wait_set *w, const struct wait_rec *r)
 {
-    for (uint32_t i = p->q[q].head; i != NONE32; i = n->pool[i].next)
-        if (n->pool[i].in_port == in_local)
-            return true;
-    return false;
+    size_t v = (size_t)r->port * NPRIO + (size_t)r->prio;
+    if (r->in_port == UINT32_MAX) {
+        w->waiting[v] = 1;
+        return;
+    }
+    gint64 *k = g_new(gint64, 1);
+    *k = (gint64)((uint64_t)v << 32 | r->in_port);
+    g_hash_table_add(w->holds, k);
+}
+
+static void wait_set_build(struct net *n, struct wait_set *w, simtime_t now)
+{
+    uint32_t np = n->topo->nports;
+    w->waiting = g_new0(uint8_t, (size_t)np * NPRIO);
+    w->holds = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    w->any_paused = false;
+    GArray *mine = g_array_new(FALSE, FALSE, sizeof(struct wait_rec));
+    for (uint32_t s = 0; s < np; s++) {
+        const struct port_rt *p = &n->ports[s];
+        if (!net_mine(n, p->node))
+            continue;
+        w->any_paused |= p->paused != 0;
+        for (int q = 0; q < NPRIO; q++) {
+            if (!queue_waiting(n, p, q, now))
+                continue;
+            struct wait_rec r = { s, q, UINT32_MAX };
+            g_array_append_val(mine, r);
+            for (uint32_t i = p->q[q].head; i != NONE32; i = n->pool[i].next) {
+                r.in_port = n->pool[i].in_port;
+                g_array_append_val(mine, r);
+            }
+        }
+    }
+    if (n->mpi) { /* every rank builds the same set */
+        uint64_t any = w->any_paused;
+        mpi_comm_allreduce_u64(&any, 1, MPI_COMM_MAX);
+        w->any_paused = any != 0;
+        GByteArray *all = g_byte_array_new();
+        mpi_comm_allgatherv(mine->data, (size_t)mine->len * sizeof(struct wait_rec), all, NULL);
+        for (size_t k = 0; k + sizeof(struct wait_rec) <= all->len; k += sizeof(struct wait_rec)) {
+            struct wait_rec r;
+            memcpy(&r, all->data + k, sizeof r);
+            wait_add(w, &r);
+        }
+        g_byte_array_free(all, TRUE);
+    } else {
+        for (guint k = 0; k < mine->len; k++)
+            wait_add(w, &g_array_index(mine, struct wait_rec, k));
+    }
+    g_array_free(mine, TRUE);
+}
+
+static bool holds_from(const struct wait_set *w, uint32_t port, int prio, uint32_t in_local)
+{
+    gint64 k = (gint64)(((uint64_t)port * NPRIO + (uint64_t)prio) << 32 | in_local);
+    return g_hash_table_contains(w->holds, &k);
 }
 
 static void deadlock_fire(void *ctx, uint64_t arg);
@@ -367,17 +437,17 @@ static void deadlock_fire(void *ctx, uint64_t arg)
     struct net *n = ctx;
     simtime_t now = net_now(n);
     uint32_t np = n->topo->nports;
+    struct wait_set ws;
+    wait_set_build(n, &ws, now);
     /* colour per (port, prio): 0 unvisited, 1 on stack, 2 done */
     uint8_t *colour = g_new0(uint8_t, (size_t)np * NPRIO);
     struct wf_node *stack = g_new(struct wf_node, (size_t)np * NPRIO + 1);
     uint32_t *next_port = g_new0(uint32_t, (size_t)np * NPRIO + 1); /* DFS: next edge to try per depth */
-    bool any_paused = false, found = false;
+    bool found = false;
     uint32_t depth = 0, cycle_start = 0;
     for (uint32_t s = 0; s < np && !found; s++)
         for (int sq = 0; sq < NPRIO && !found; sq++) {
-            if (n->ports[s].paused)
-                any_paused = true;
-            if (colour[(size_t)s * NPRIO + sq] || !queue_waiting(n, &n->ports[s], sq, now))
+            if (colour[(size_t)s * NPRIO + sq] || !ws.waiting[(size_t)s * NPRIO + sq])
                 continue;
             /* iterative DFS over the wait-for graph */
             depth = 0;
@@ -393,9 +463,8 @@ static void deadlock_fire(void *ctx, uint64_t arg)
                 if (!peer->is_host) {
                     for (uint32_t k = next_port[depth - 1]; k < nd->nports; k++) {
                         uint32_t gp = nd->first_port + k;
-                        const struct port_rt *cand = &n->ports[gp];
                         size_t ci = (size_t)gp * NPRIO + top.prio;
-                        if (!queue_waiting(n, cand, top.prio, now) || !holds_from(n, cand, top.prio, peer->local))
+                        if (!ws.waiting[ci] || !holds_from(&ws, gp, top.prio, peer->local))
                             continue;
                         next_port[depth - 1] = k + 1;
                         if (colour[ci] == 1) {
@@ -435,9 +504,11 @@ static void deadlock_fire(void *ctx, uint64_t arg)
         n->deadlock_report = g_string_free(g, FALSE);
         n->last_event_time = now;
         engine_halt(net_eng(n));
-    } else if (any_paused && !n->finished) {
+    } else if (ws.any_paused && !n->finished) {
         timer_set(&n->deadlock_timer, now + n->sc->deadlock_threshold / 2);
     }
+    g_free(ws.waiting);
+    g_hash_table_destroy(ws.holds);
     g_free(colour);
     g_free(stack);
 }

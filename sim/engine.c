@@ -470,6 +470,8 @@ void engine_move_pending(struct engine *from, struct engine **to, const uint32_t
         struct bucket *b = i < ENGINE_BUCKETS ? &from->b[i] : &from->late;
         for (uint32_t j = b->head; j < b->len; j++) {
             const struct event *ev = &b->ev[j];
+            if (!to[engine_of[ev->owner]])
+                continue; /* another process's (an MPI run): it has its own copy */
             engine_insert(to[engine_of[ev->owner]], ev->time, (struct engine_key){ ev->key, ev->origin }, ev->owner,
                           ev->fn, ev->ctx, ev->arg);
         }

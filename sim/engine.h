@@ -148,8 +148,9 @@ void timer_set(struct timer *t, simtime_t when);
 void timer_cancel(struct timer *t);
 /* Arms the timer with a key stamped earlier (engine_stamp), on engine e. */
 void timer_set_stamped(struct timer *t, struct engine *e, simtime_t when, struct engine_key k);
-/* Moves every pending event of `from` (before it ran) to to[engine_of[owner]], keys kept;
- * copy the sequence counters (seq) too, so that keys go on where they were. */
+/* Moves every pending event of `from` (before it ran) to to[engine_of[owner]], keys kept
+ * (dropped where that is NULL); copy the sequence counters (seq) too, so that keys go on
+ * where they were. */
 void engine_move_pending(struct engine *from, struct engine **to, const uint32_t *engine_of);
 static inline bool timer_armed(const struct timer *t) { return t->when != SIMTIME_NEVER; }
 

@@ -1,4 +1,5 @@
 #include "sim/engine_group.h"
+#include "sim/mpi_comm.h"
 #include <glib.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -30,6 +31,11 @@ static void barrier_wait(struct barrier *b, unsigned *local)
             sched_yield(); /* more workers than cores, or a long wait */
 }
 
+struct progress {
+    double last;
+    bool shown;
+};
+
 struct run {
     struct engine_group *g;
     struct barrier bar;
@@ -37,8 +43,7 @@ struct run {
     simtime_t *next;           /* per worker: its next event's time, published each window */
     simtime_t gnext;           /* the global entity's next event */
     bool quit;
-    double last_progress;
-    bool shown;
+    struct progress pr;
 };
 
 void engine_group_init(struct engine_group *g, struct engine **eng, uint32_t workers, const uint32_t *worker_of,
@@ -47,10 +52,20 @@ void engine_group_init(struct engine_group *g, struct engine **eng, uint32_t wor
     *g = (struct engine_group){ .workers = workers, .eng = eng, .worker_of = worker_of,
                                 .quantum = quantum ? quantum : 1, .busy_s = g_new0(double, workers) };
     for (uint32_t w = 0; w <= workers; w++) {
+        if (!eng[w])
+            continue; /* another rank's */
         eng[w]->grp = g;
         eng[w]->self = w;
         eng[w]->out = g_new0(struct engine_outbox, workers + 1);
     }
+}
+
+void engine_group_init_mpi(struct engine_group *g, struct engine **eng, uint32_t workers, uint32_t rank,
+                           const uint32_t *worker_of, simtime_t quantum)
+{
+    engine_group_init(g, eng, workers, worker_of, quantum);
+    g->mpi = true;
+    g->rank = rank;
 }
 
 void engine_group_free(struct engine_group *g)
@@ -59,6 +74,8 @@ void engine_group_free(struct engine_group *g)
     g->busy_s = NULL;
     for (uint32_t w = 0; g->eng && w <= g->workers; w++) {
         struct engine *e = g->eng[w];
+        if (!e)
+            continue;
         for (uint32_t d = 0; e->out && d <= g->workers; d++)
             g_free(e->out[d].ev);
         g_free(e->out);
@@ -70,11 +87,26 @@ void engine_group_free(struct engine_group *g)
 void engine_group_send(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn, void *ctx,
                        uint64_t arg)
 {
+    struct engine_group *g = e->grp;
+    if (g->mpi) {
+        /* every rank runs the global entity alike: what it makes for an entity is made on
+         * that entity's rank too, and an event for it would have to reach every rank */
+        uint32_t to = g->worker_of[owner];
+        if (e->self == g->workers && to != g->rank)
+            g_error("the global entity made an event for entity %u of MPI rank %u: its events may touch only "
+                    "the entities of their own rank", owner, to);
+        if (to == g->workers)
+            g_error("entity %u made an event for the global entity: an MPI run has a copy of it on every rank",
+                    e->cur);
+        if (to != g->rank && ctx != g->ctx)
+            g_error("an event for entity %u of MPI rank %u has a context other than the run's: it cannot cross "
+                    "processes", owner, to);
+    }
     if (send_at_or_after ? t < send_after : t <= send_after)
         g_error("an event for entity %u at %" G_GUINT64_FORMAT " ps crosses workers inside the window ending at "
                 "%" G_GUINT64_FORMAT " ps: the lookahead (%" G_GUINT64_FORMAT " ps) is more than the delay between "
-                "them", owner, t, send_after, e->grp->quantum);
-    struct engine_outbox *o = &e->out[e->grp->worker_of[owner]];
+                "them", owner, t, send_after, g->quantum);
+    struct engine_outbox *o = &e->out[g->worker_of[owner]];
     if (o->len == o->cap) {
         o->cap = o->cap ? o->cap * 2 : 256; /* amortised, not per event */
         o->ev = g_renew(struct event, o->ev, o->cap);
@@ -102,16 +134,26 @@ static void drain_into(struct engine_group *g, uint32_t w)
     }
 }
 
-static void show_progress(struct run *r, simtime_t now)
+static void show_progress(struct progress *pr, simtime_t now, simtime_t stop, uint32_t workers)
 {
     double w = engine_wall_seconds();
-    if (w - r->last_progress < 0.25)
+    if (w - pr->last < 0.25)
         return;
-    r->last_progress = w;
-    double pct = r->stop != SIMTIME_NEVER && r->stop ? 100.0 * (double)now / (double)r->stop : 0;
-    fprintf(stderr, "\r  sim %10.3f us  %5.1f%% of stop  %u workers  ", (double)now / PS_PER_US, pct,
-            r->g->workers);
-    r->shown = true;
+    pr->last = w;
+    double pct = stop != SIMTIME_NEVER && stop ? 100.0 * (double)now / (double)stop : 0;
+    fprintf(stderr, "\r  sim %10.3f us  %5.1f%% of stop  %u workers  ", (double)now / PS_PER_US, pct, workers);
+    pr->shown = true;
+}
+
+/* The end of the window that starts at t0: a quantum less a picosecond later, at the global
+ * entity's next event or at the stop, whichever comes first. */
+static simtime_t window_end(const struct engine_group *g, simtime_t tmin, simtime_t gnext, simtime_t stop)
+{
+    simtime_t end =
+        tmin == SIMTIME_NEVER || tmin > SIMTIME_NEVER - g->quantum ? SIMTIME_NEVER : tmin + g->quantum - 1;
+    if (gnext < end)
+        end = gnext;
+    return stop < end ? stop : end;
 }
 
 /* The global entity's turn after the window that ended at `end` (first thread only). */
@@ -133,7 +175,7 @@ static void serial_phase(struct run *r, simtime_t end)
     if (ge->halted || (g->interrupt && *g->interrupt))
         r->quit = true;
     if (g->progress)
-        show_progress(r, end);
+        show_progress(&r->pr, end, r->stop, g->workers);
     if (g->enter)
         g->enter(g->ctx, 0);
 }
@@ -166,11 +208,7 @@ static void worker_loop(struct run *r, uint32_t w)
         simtime_t t0 = tmin < r->gnext ? tmin : r->gnext;
         if (r->quit || t0 == SIMTIME_NEVER || t0 > r->stop)
             break;
-        end = tmin == SIMTIME_NEVER || tmin > SIMTIME_NEVER - g->quantum ? SIMTIME_NEVER : tmin + g->quantum - 1;
-        if (r->gnext < end)
-            end = r->gnext;
-        if (r->stop < end)
-            end = r->stop;
+        end = window_end(g, tmin, r->gnext, r->stop);
         send_after = end;
         send_at_or_after = false;
         if (g->begin)
@@ -196,9 +234,154 @@ static gpointer thread_main(gpointer p)
     return NULL;
 }
 
+/* ---------- an MPI run: one worker per rank ---------- */
+
+/* An event as it crosses processes: its function as the offset from one of this program's
+ * (every rank runs the same program, mapped as one piece wherever it is loaded), its context
+ * the receiver's run. */
+struct wire_event {
+    simtime_t time;
+    uint64_t key;
+    int64_t fn;
+    uint64_t arg;
+    uint32_t owner, origin;
+};
+
+static intptr_t fn_anchor(void) { return (intptr_t)engine_group_send; }
+
+/* This rank's events for the others (and what pack adds) out; theirs for it in, with the
+ * global entity's for it, which it made here. */
+static void mpi_exchange(struct engine_group *g, GByteArray **send, GByteArray **recv)
+{
+    uint32_t P = g->workers;
+    struct engine *me = g->eng[g->rank];
+    for (uint32_t d = 0; d < P; d++) {
+        g_byte_array_set_size(send[d], 0);
+        if (d == g->rank)
+            continue;
+        struct engine_outbox *o = &me->out[d];
+        uint64_t nev = o->len;
+        g_byte_array_append(send[d], (const guint8 *)&nev, sizeof nev);
+        for (uint32_t i = 0; i < o->len; i++) {
+            const struct event *ev = &o->ev[i];
+            struct wire_event w = { ev->time, ev->key, (int64_t)((intptr_t)ev->fn - fn_anchor()), ev->arg, ev->owner,
+                                    ev->origin };
+            g_byte_array_append(send[d], (const guint8 *)&w, sizeof w);
+        }
+        o->len = 0;
+        if (g->pack)
+            g->pack(g->ctx, d, send[d]);
+    }
+    mpi_comm_alltoallv(send, recv);
+    for (uint32_t s = 0; s < P; s++) {
+        if (s == g->rank)
+            continue;
+        const guint8 *data = recv[s]->data;
+        uint64_t nev;
+        if (recv[s]->len < sizeof nev)
+            g_error("MPI rank %u sent %u bytes in a window: not rocesim's exchange", s, recv[s]->len);
+        memcpy(&nev, data, sizeof nev);
+        size_t evbytes = sizeof nev + nev * sizeof(struct wire_event);
+        if (evbytes > recv[s]->len)
+            g_error("MPI rank %u sent %" G_GUINT64_FORMAT " events in %u bytes", s, nev, recv[s]->len);
+        if (g->unpack)
+            g->unpack(g->ctx, s, data + evbytes, recv[s]->len - evbytes);
+        for (uint64_t i = 0; i < nev; i++) {
+            struct wire_event w;
+            memcpy(&w, data + sizeof nev + i * sizeof w, sizeof w);
+            struct event ev = { w.time, w.key, (event_fn)(fn_anchor() + (intptr_t)w.fn), g->ctx, w.arg, w.owner,
+                                w.origin };
+            if (g->receive)
+                g->receive(g->ctx, s, &ev);
+            engine_insert(me, ev.time, (struct engine_key){ ev.key, ev.origin }, ev.owner, ev.fn, ev.ctx, ev.arg);
+        }
+    }
+    struct engine_outbox *o = &g->eng[P]->out[g->rank]; /* the global entity's, made here */
+    for (uint32_t i = 0; i < o->len; i++) {
+        struct event *ev = &o->ev[i];
+        if (g->receive)
+            g->receive(g->ctx, P, ev);
+        engine_insert(me, ev->time, (struct engine_key){ ev->key, ev->origin }, ev->owner, ev->fn, ev->ctx, ev->arg);
+    }
+    o->len = 0;
+}
+
+/* The loop of worker_loop and serial_phase on one rank: the windows are decided alike on
+ * every rank from an all-reduce of the next event times, the global entity runs on each
+ * between windows (its copies stay equal: they see the same merged state). An interrupt on
+ * any rank ends them all, and is then set on each (*g->interrupt). */
+static simtime_t run_mpi(struct engine_group *g, simtime_t stop)
+{
+    uint32_t P = g->workers, self = g->rank;
+    struct engine *me = g->eng[self], *ge = g->eng[P];
+    GByteArray **send = g_new(GByteArray *, P), **recv = g_new(GByteArray *, P);
+    for (uint32_t d = 0; d < P; d++) {
+        send[d] = g_byte_array_new();
+        recv[d] = g_byte_array_new();
+    }
+    struct progress pr = { .last = engine_wall_seconds() };
+    simtime_t end = 0, gnext = engine_next_time(ge);
+    bool first = true, halted = false;
+    if (g->enter)
+        g->enter(g->ctx, self);
+    for (;;) {
+        if (!first) {
+            double t_serial = engine_wall_seconds();
+            if (g->enter)
+                g->enter(g->ctx, P);
+            send_after = end;
+            send_at_or_after = true;
+            if (g->begin)
+                g->begin(g->ctx, P);
+            if (g->between)
+                g->between(g->ctx, end, &stop);
+            engine_run(ge, end < stop ? end : stop);
+            gnext = engine_next_time(ge);
+            halted = ge->halted;
+            if (g->progress && self == 0)
+                show_progress(&pr, end, stop, P);
+            if (g->enter)
+                g->enter(g->ctx, self);
+            g->serial_s += engine_wall_seconds() - t_serial;
+        }
+        first = false;
+        mpi_exchange(g, send, recv);
+        /* the earliest event of any rank, and the highest signal any caught (as a minimum) */
+        uint64_t sig = g->interrupt ? (uint64_t)*g->interrupt : 0;
+        uint64_t v[2] = { engine_next_time(me), UINT64_MAX - sig };
+        mpi_comm_allreduce_u64(v, 2, MPI_COMM_MIN);
+        sig = UINT64_MAX - v[1];
+        if (sig && g->interrupt && !*g->interrupt)
+            *g->interrupt = (sig_atomic_t)sig;
+        simtime_t t0 = v[0] < gnext ? v[0] : gnext;
+        if (halted || sig || t0 == SIMTIME_NEVER || t0 > stop)
+            break;
+        end = window_end(g, v[0], gnext, stop);
+        send_after = end;
+        send_at_or_after = false;
+        if (g->begin)
+            g->begin(g->ctx, self);
+        double t_run = engine_wall_seconds();
+        engine_run(me, end);
+        g->busy_s[self] += engine_wall_seconds() - t_run;
+        g->windows++;
+    }
+    if (pr.shown)
+        fprintf(stderr, "\r%72s\r", "");
+    for (uint32_t d = 0; d < P; d++) {
+        g_byte_array_free(send[d], TRUE);
+        g_byte_array_free(recv[d], TRUE);
+    }
+    g_free(send);
+    g_free(recv);
+    return me->now > ge->now ? me->now : ge->now;
+}
+
 simtime_t engine_group_run(struct engine_group *g, simtime_t stop)
 {
-    struct run r = { .g = g, .stop = stop, .next = g_new(simtime_t, g->workers), .last_progress = engine_wall_seconds() };
+    if (g->mpi)
+        return run_mpi(g, stop);
+    struct run r = { .g = g, .stop = stop, .next = g_new(simtime_t, g->workers), .pr.last = engine_wall_seconds() };
     r.bar.n = g->workers;
     r.gnext = engine_next_time(g->eng[g->workers]);
     struct thread_arg *args = g_new(struct thread_arg, g->workers);
@@ -210,7 +393,7 @@ simtime_t engine_group_run(struct engine_group *g, simtime_t stop)
     worker_loop(&r, 0);
     for (uint32_t w = 1; w < g->workers; w++)
         g_thread_join(th[w]);
-    if (r.shown)
+    if (r.pr.shown)
         fprintf(stderr, "\r%72s\r", "");
     simtime_t last = 0;
     for (uint32_t w = 0; w <= g->workers; w++)

@@ -13,6 +13,7 @@
  * on the number of workers nor on which entities share one. */
 #ifndef ROCESIM_ENGINE_GROUP_H
 #define ROCESIM_ENGINE_GROUP_H
+#include <glib.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -44,6 +45,17 @@ struct engine_group {
      * memory, say). */
     void (*receive)(void *ctx, uint32_t from, struct event *ev);
     void *ctx;
+    /* An MPI run (mpi true): this process is worker `rank` of `workers` ranks, each running
+     * its engine eng[rank] and a copy of the global entity's, eng[workers], which every rank
+     * runs alike (the other engines are NULL here). An event for another rank's entity must
+     * have the group's ctx (it is sent as the offset of its function in the program); pack
+     * adds to what goes to rank `dest` after the window's events, unpack takes it at the
+     * receiver before those events are inserted. between is called on every rank (it may
+     * use collectives). */
+    bool mpi;
+    uint32_t rank;
+    void (*pack)(void *ctx, uint32_t dest, GByteArray *buf);
+    void (*unpack)(void *ctx, uint32_t from, const guint8 *data, size_t len);
     volatile sig_atomic_t *interrupt; /* stop soon after it becomes nonzero */
     bool progress;             /* progress on stderr */
     uint64_t windows;          /* windows run (a figure for the summary) */
@@ -55,6 +67,10 @@ struct engine_group {
  * entities) and entity -> engine map. */
 void engine_group_init(struct engine_group *g, struct engine **eng, uint32_t workers, const uint32_t *worker_of,
                        simtime_t quantum);
+/* The same for rank `rank` of an MPI run of `workers` ranks: eng[rank] and eng[workers] are
+ * this process's engines, the others NULL. */
+void engine_group_init_mpi(struct engine_group *g, struct engine **eng, uint32_t workers, uint32_t rank,
+                           const uint32_t *worker_of, simtime_t quantum);
 void engine_group_free(struct engine_group *g);
 /* Runs every engine's events up to and including `stop` (or until the global entity halts
  * its engine, or none are left), `workers` threads at once. Returns the time of the last
