@@ -82,12 +82,12 @@ build/rocesim-san: cli/main.c build/librocesim-san.a
 	@echo "  LD san  $@"
 	@$(CC) $(CFLAGS_SAN) $< build/librocesim-san.a $(LDLIBS) -o $@
 
-build/tests/%: tests/%.c build/librocesim.a tests/testutil.h
+build/tests/%: tests/%.c build/librocesim.a $(wildcard tests/*.h)
 	@mkdir -p build/tests
 	@echo "  LD      $@"
 	@$(CC) $(CFLAGS_RELEASE) $< build/librocesim.a $(LDLIBS) $(TEST_LDLIBS) -o $@
 
-build/tests-san/%: tests/%.c build/librocesim-san.a tests/testutil.h
+build/tests-san/%: tests/%.c build/librocesim-san.a $(wildcard tests/*.h)
 	@mkdir -p build/tests-san
 	@echo "  LD san  $@"
 	@$(CC) $(CFLAGS_SAN) $< build/librocesim-san.a $(LDLIBS) $(TEST_LDLIBS) -o $@

@@ -341,6 +341,8 @@ static void unpack(void *ctx, uint32_t from, const guint8 *data, size_t len)
             wr->intd = g_renew(struct int_stack, wr->intd, wr->cap);
     }
     wr->n = (uint32_t)cnt;
+    if (!cnt)
+        return; /* nothing crossed (the arrays may not be there yet) */
     memcpy(wr->pkt, data + sizeof cnt, cnt * sizeof *wr->pkt);
     if (n->intd)
         memcpy(wr->intd, data + sizeof cnt + cnt * sizeof *wr->pkt, cnt * sizeof *wr->intd);

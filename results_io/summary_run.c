@@ -37,6 +37,9 @@ static void summary_partition(JsonBuilder *b, const struct net *n)
         return;
     json_builder_set_member_name(b, "partition");
     json_builder_begin_object(b);
+    /* "threads": workers inside one process; "mpi": one worker per rank of an mpirun */
+    json_builder_set_member_name(b, "transport");
+    json_builder_add_string_value(b, p.ranks ? "mpi" : "threads");
     outcome_json_int(b, "units", p.units);
     outcome_json_int(b, "cut_links", p.cut_links);
     outcome_json_int(b, "windows", p.windows);

@@ -1,0 +1,189 @@
+/* MPI runs (`mpirun -np N rocesim run`, models/net_mpi.c): each rank is one worker in its own
+ * process, so what threads share in memory (packets on cut links, completions, deadlock
+ * requests, sampled rows, PFC rows, the nodes' state at the end) goes through MPI. The
+ * results folder of 2 and 3 ranks is byte for byte that of one process, for scenarios that
+ * exercise each of those: a PFC storm with a fault, collectives with dependencies, servers,
+ * a link fault with route convergence, HPCC (INT stacks on packets that cross ranks), and a
+ * deadlock that halts every rank. Bad input ends every rank with exit 2, one message from
+ * rank 0, no folder, and no rank left waiting. */
+#include "tests/same_results.h"
+
+static gboolean have_mpirun(void)
+{
+    char *p = g_find_program_in_path("mpirun");
+    gboolean ok = p != NULL;
+    g_free(p);
+    if (!ok)
+        fprintf(stderr, "\n  SKIPPED: no mpirun (Debian: openmpi-bin, installed by make deps)\n");
+    return ok;
+}
+
+/* `mpirun -np NP rocesim run SCENARIO -o OUT -q --no-plots EXTRA` with a time limit (a rank
+ * left waiting would otherwise hang the suite); the output in *log. */
+static int mpirun_sim(int np, const char *rel, const char *out, const char *extra, char **log)
+{
+    char *path = test_data_path(rel), *sc = test_data_path("../lsan-mpi.supp");
+    char *supp = g_canonicalize_filename(sc, NULL);
+    /* under AddressSanitizer: Open MPI's own leaks at exit are suppressed by library, which
+     * needs full stacks (its libraries have no frame pointers) and its components loaded */
+    const char *asan = getenv("ASAN_OPTIONS");
+    char *cmd = g_strdup_printf("ASAN_OPTIONS='%s%sfast_unwind_on_malloc=0' "
+                                "LSAN_OPTIONS='suppressions=%s:print_suppressions=0' "
+                                "OMPI_MCA_mca_base_component_disable_dlclose=1 "
+                                "timeout -k 5 300 mpirun --allow-run-as-root --oversubscribe -np %d "
+                                "'%s' run '%s' -o '%s' -q --no-plots %s 2>&1",
+                                asan ? asan : "", asan ? ":" : "", supp, np, test_rocesim_bin(), path, out,
+                                extra ? extra : "");
+    int rc = test_run(cmd, log);
+    g_free(cmd);
+    g_free(supp);
+    g_free(sc);
+    g_free(path);
+    return rc;
+}
+
+/* REL (relative to tests/scenarios) in one process and on 2 and 3 ranks, `extra` options for
+ * all: the same exit status `rc` and the same folder. */
+static void same_on_any_ranks(const char *rel, const char *extra, int rc)
+{
+    if (!have_mpirun())
+        return;
+    struct test_outdir one = test_outdir_new();
+    char **ex = extra ? g_strsplit(extra, " ", -1) : NULL;
+    CU_ASSERT_EQUAL_FATAL(test_run_sim_rc(rel, one.out, (const char *const *)ex), rc);
+    gint64 w1;
+    guint parts1;
+    char *t1;
+    char *s1 = summary_masked(one.out, &w1, &parts1, &t1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s1);
+    CU_ASSERT_EQUAL(w1, 1);
+    CU_ASSERT_PTR_NULL(t1);
+    for (int np = 2; np <= 3; np++) {
+        struct test_outdir par = test_outdir_new();
+        char *log = NULL;
+        int got = mpirun_sim(np, rel, par.out, extra, &log);
+        CU_ASSERT_EQUAL(got, rc);
+        if (got != rc)
+            fprintf(stderr, "\n  %s on %d ranks: exit %d, expected %d:\n%s\n", rel, np, got, rc, log);
+        gint64 wn;
+        guint parts;
+        char *tn;
+        char *sn = summary_masked(par.out, &wn, &parts, &tn);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(sn);
+        CU_ASSERT_EQUAL(wn, np);
+        CU_ASSERT_EQUAL(parts, (guint)np);
+        CU_ASSERT_STRING_EQUAL(tn ? tn : "", "mpi");
+        if (strcmp(s1, sn))
+            fprintf(stderr, "\n  %s: summary.json differs on %d ranks\n", rel, np);
+        CU_ASSERT_STRING_EQUAL(s1, sn);
+        CU_ASSERT(compare_tree(one.out, par.out, "") >= 5);
+        g_free(sn);
+        g_free(tn);
+        g_free(log);
+        test_outdir_free(&par);
+    }
+    g_strfreev(ex);
+    g_free(s1);
+    test_outdir_free(&one);
+}
+
+/* an incast with PFC storms, a stalled NIC and PFC rows from every rank */
+static void test_incast_pfc_storm(void)
+{
+    same_on_any_ranks("../../scenarios/pause-storm.ini", NULL, 0);
+}
+
+/* a ring AllReduce: steps wait for completions on other ranks; rates sampled on all */
+static void test_collective_with_dependencies(void)
+{
+    same_on_any_ranks("../../scenarios/allreduce-ring.ini", "--set scenario.stop=300us", 0);
+}
+
+/* multi-GPU servers (kept whole on a rank) running a training step's DAG */
+static void test_servers_training_step(void)
+{
+    same_on_any_ranks("../../scenarios/training-step.ini", "--set scenario.stop=200us", 0);
+}
+
+/* a link goes down: the global entity's copies flush only their own rank's queues */
+static void test_link_fault(void)
+{
+    same_on_any_ranks("routing/link-down.ini", "--set output.pcap= --set scenario.stop=2ms", 0);
+}
+
+/* HPCC: every data packet crossing ranks carries its INT stack */
+static void test_hpcc_int_stacks(void)
+{
+    same_on_any_ranks("../../scenarios/hpcc-incast.ini", "--set scenario.stop=300us", 0);
+}
+
+/* the deadlock check sees every rank's paused queues; every rank halts with exit 3 */
+static void test_deadlock(void)
+{
+    same_on_any_ranks("../../scenarios/deadlock.ini", NULL, 3);
+}
+
+/* An MPI run refused: exit 2 within the time limit, `needle` said once, no folder. */
+static void expect_refused(const char *rel, const char *extra, const char *needle)
+{
+    if (!have_mpirun())
+        return;
+    struct test_outdir o = test_outdir_new();
+    char *log = NULL;
+    int rc = mpirun_sim(2, rel, o.out, extra, &log);
+    CU_ASSERT_EQUAL(rc, 2);
+    const char *at = log ? strstr(log, needle) : NULL;
+    CU_ASSERT_PTR_NOT_NULL(at);
+    CU_ASSERT_PTR_NULL(at ? strstr(at + 1, needle) : NULL); /* said by one rank */
+    if (rc != 2 || !at)
+        fprintf(stderr, "\n  expected exit 2 and \"%s\"; exit %d: %s\n", needle, rc, log ? log : "(nothing)");
+    CU_ASSERT_FALSE(g_file_test(o.out, G_FILE_TEST_EXISTS));
+    g_free(log);
+    test_outdir_free(&o);
+}
+
+static void test_refusals(void)
+{
+    expect_refused("routing/link-down.ini", "--set scenario.stop=1ms", "packet capture runs in one process only");
+    expect_refused("minimal.ini", "--workers 2", "--workers 2 under mpirun: an MPI run has one worker per rank");
+    expect_refused("minimal.ini", "--set nic.receiver=ooo-place", "an MPI run cannot split it");
+    expect_refused("no-such-scenario.ini", NULL, "no-such-scenario.ini: cannot read the scenario");
+}
+
+/* Only rank 0 checks the output folder: when it refuses, the other ranks, which could start,
+ * must end too (exit 2, nothing written), not wait for it in the run. */
+static void test_rank0_refusal_ends_all(void)
+{
+    if (!have_mpirun())
+        return;
+    struct test_outdir o = test_outdir_new();
+    CU_ASSERT_EQUAL_FATAL(g_mkdir_with_parents(o.out, 0755), 0);
+    char *mine = g_build_filename(o.out, "thesis.tex", NULL);
+    CU_ASSERT_TRUE_FATAL(g_file_set_contents(mine, "mine", -1, NULL));
+    char *log = NULL;
+    int rc = mpirun_sim(2, "minimal.ini", o.out, NULL, &log);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(log && strstr(log, o.out));
+    if (rc != 2)
+        fprintf(stderr, "\n  exit %d: %s\n", rc, log ? log : "");
+    gchar *text = NULL;
+    CU_ASSERT_TRUE(g_file_get_contents(mine, &text, NULL, NULL) && !strcmp(text, "mine"));
+    g_free(text);
+    g_free(log);
+    g_free(mine);
+    test_outdir_free(&o);
+}
+
+static CU_TestInfo tests[] = {
+    { "incast with PFC storms: identical on 1 process, 2 and 3 ranks", test_incast_pfc_storm },
+    { "ring AllReduce with dependencies: identical on 2 and 3 ranks", test_collective_with_dependencies },
+    { "servers and a training step: identical on 2 and 3 ranks", test_servers_training_step },
+    { "link down and route convergence: identical on 2 and 3 ranks", test_link_fault },
+    { "HPCC with INT stacks: identical on 2 and 3 ranks", test_hpcc_int_stacks },
+    { "PFC deadlock halts every rank: exit 3, identical", test_deadlock },
+    { "pcap, --workers, ooo-place and a missing file under mpirun: exit 2", test_refusals },
+    { "rank 0 refusing the output folder ends every rank", test_rank0_refusal_ends_all },
+    CU_TEST_INFO_NULL,
+};
+
+TEST_MAIN("mpi", tests)
