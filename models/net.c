@@ -500,6 +500,15 @@ void net_worker_lists(struct net *n, struct net_worker *w)
         w->ls[k].v = g_new(uint32_t, cap[k] ? cap[k] : 1);
 }
 
+void net_workers_resize(struct net *n, uint32_t keep, uint32_t count)
+{
+    struct net_worker *w = g_aligned_alloc0(count, sizeof *w, 64);
+    if (keep)
+        memcpy(w, n->wk, keep * sizeof *w);
+    g_aligned_free(n->wk);
+    n->wk = w;
+}
+
 void net_attach_sampler(struct net *n, const struct net_sample_hooks *h)
 {
     n->hooks = *h;
@@ -690,7 +699,7 @@ static void build_switches(struct net *n)
     const struct scenario *sc = n->sc;
     const struct topology *topo = n->topo;
     uint32_t nsw = topo->nnodes - topo->nhosts;
-    n->switches = g_new0(struct switch_rt, nsw ? nsw : 1);
+    n->switches = g_aligned_alloc0(nsw ? nsw : 1, sizeof(struct switch_rt), 64);
     for (uint32_t s = 0; s < nsw; s++) {
         struct switch_rt *w = &n->switches[s];
         w->node = topo->nhosts + s;
@@ -899,7 +908,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     /* the engine's entities are the nodes (hosts, switches); sampling, deadlock detection and
      * faults that change routes run on its global entity */
     engine_set_entities(net_eng(n), topo->nnodes);
-    n->wk = g_new0(struct net_worker, 1);
+    net_workers_resize(n, 0, 1);
     n->wk[0].eng = &n->eng;
     n->nworkers = n->nctx = 1;
     n->quantum = net_quantum(topo);
@@ -1001,7 +1010,7 @@ void net_free(struct net *n)
         for (uint32_t i = 0; i < n->topo->nports; i++)
             g_free(n->ports[i].hist);
     g_free(n->ports);
-    g_free(n->switches);
+    g_aligned_free(n->switches);
     if (n->hosts)
         for (uint32_t h = 0; h < n->topo->nhosts; h++)
             g_free(n->hosts[h].heap);
@@ -1030,7 +1039,7 @@ void net_free(struct net *n)
         }
         g_free(n->wk[w].wire);
     }
-    g_free(n->wk);
+    g_aligned_free(n->wk);
     net_partition_free(n->part);
     if (n->sampler) {
         g_free(n->sampler->tmp);

@@ -106,7 +106,7 @@ struct switch_rt {
     struct mmu mmu;
     uint64_t drops;
     bool no_ecn;               /* inside a server: NVLink and PCIe do not mark */
-};
+} __attribute__((aligned(64))); /* written per packet: neighbours may be on other cores */
 
 enum qp_state { QP_IDLE = 0, QP_READY, QP_PACED, QP_PARKED };
 
@@ -252,13 +252,16 @@ struct net_worker {
      * packet's memory stays with one core) */
     uint32_t index;
     struct net_wire *wire;
-};
+} __attribute__((aligned(64))); /* each worker's counters on lines of their own */
 
 struct net_wire {
     struct packet *pkt;
     struct int_stack *intd;       /* beside them when the CC reads INT */
     uint32_t n, cap;
 };
+
+/* n->wk holds `count` contexts (64-byte aligned), the first `keep` kept from the old array. */
+void net_workers_resize(struct net *n, uint32_t keep, uint32_t count);
 
 /* The worker context of the thread running a parallel run's events, else NULL. */
 extern __thread struct net_worker *net_self;

@@ -351,8 +351,7 @@ static void unpack(void *ctx, uint32_t from, const guint8 *data, size_t len)
 void net_run_mpi(struct net *n)
 {
     uint32_t P = n->ranks, me = n->rank;
-    n->wk = g_renew(struct net_worker, n->wk, P + 1);
-    memset(n->wk + 1, 0, P * sizeof *n->wk);
+    net_workers_resize(n, 1, P + 1);
     if (me != 0) { /* the packets made while building are this rank's worker's */
         n->wk[me].pool_free = n->wk[0].pool_free;
         n->wk[0].pool_free = NONE32;

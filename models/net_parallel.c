@@ -269,8 +269,7 @@ void net_run_workers(struct net *n)
     const struct scenario *sc = n->sc;
     uint32_t workers = p->workers;
     /* the contexts: the first keeps the packets and lists made while building */
-    n->wk = g_renew(struct net_worker, n->wk, workers + 1);
-    memset(n->wk + 1, 0, workers * sizeof *n->wk);
+    net_workers_resize(n, 1, workers + 1);
     struct engine **eng = g_new(struct engine *, workers + 1);
     for (uint32_t w = 0; w <= workers; w++) {
         eng[w] = g_new(struct engine, 1);
