@@ -1,5 +1,6 @@
 /* What `rocesim sweep` and `rocesim tune` share (see sweep_cli.h). */
 #include "cli/sweep_cli.h"
+#include "cli/run.h"
 #include <stdio.h>
 #include <string.h>
 #include "analysis/plot.h"
@@ -11,6 +12,7 @@ void sweep_opts_clear(struct sweep_opts *o)
     g_strfreev(o->sets);
     g_strfreev(o->constraints);
     g_free(o->seed);
+    g_free(o->workers);
     g_free(o->out);
     g_free(o->objective);
     g_free(o->rank);
@@ -25,7 +27,9 @@ int sweep_cli_setup(const char *cmd, const char *summary, int argc, char **argv,
 {
     GOptionEntry entries[] = {
         { "vary", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->vary, sweep_vary_help, "SECTION.KEY=VALUES" },
-        { "jobs", 'j', 0, G_OPTION_ARG_INT, &o->jobs, "Points run at once (default: the cores available)", "N" },
+        { "jobs", 'j', 0, G_OPTION_ARG_INT, &o->jobs, "Points run at once (default: the cores available, over --workers)", "N" },
+        { "workers", 0, 0, G_OPTION_ARG_STRING, &o->workers,
+          "Simulate each point on N threads, with results identical to one (default 1)", "N" },
         { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o->out, "Sweep folder (default: the scenario's [output] dir + -sweep or -tune)", "DIR" },
         { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "Override a scenario key in every point (repeatable)", "SECTION.KEY=VALUE" },
         { "seed", 0, 0, G_OPTION_ARG_STRING, &o->seed, "Random seed of every point (same as --set scenario.seed=N)", "N" },
@@ -47,6 +51,14 @@ int sweep_cli_setup(const char *cmd, const char *summary, int argc, char **argv,
     if (!err && (o->replicates < 0 || o->replicates > SWEEP_MAX_REPLICATES))
         g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--replicates %d: expected a number of seeds from 1 to %d",
                     o->replicates, SWEEP_MAX_REPLICATES);
+    guint64 workers = 1;
+    if (!err && o->workers) {
+        char *end;
+        workers = g_ascii_strtoull(o->workers, &end, 10);
+        if (!*o->workers || *end || workers < 1 || workers > RUN_MAX_WORKERS)
+            g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                        "--workers '%s': expected a whole number from 1 to %d", o->workers, RUN_MAX_WORKERS);
+    }
     if (!err && o->jobs < 0)
         g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "-j %d: expected a number of processes of 1 or more",
                     o->jobs);
@@ -98,6 +110,9 @@ int sweep_cli_setup(const char *cmd, const char *summary, int argc, char **argv,
         g_error_free(err);
         return 2;
     }
+    s->workers = (guint)workers;
+    if (!o->jobs && s->workers > 1) /* the cores shared out: points x threads */
+        s->jobs = MAX(1, s->jobs / s->workers);
     return 0;
 }
 

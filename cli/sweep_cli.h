@@ -9,6 +9,7 @@ struct sweep_opts {
     char **vary, **sets, **constraints;
     char *seed, *out, *objective, *rank;
     gint jobs, budget, replicates;
+    char *workers;            /* --workers N as given: threads per point (results identical) */
     double constraint_share;
     gboolean quiet, no_plots, minimize, maximize;
 };

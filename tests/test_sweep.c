@@ -419,8 +419,9 @@ static void test_points_match_single_runs(void)
     char *ini = write_in(tmp, "small.ini", small_ini);
     const char *bin = test_rocesim_bin();
     char *out = NULL;
-    int rc = sh(&out, "%s sweep '%s' --vary switch.ecn_kmin=20KB,80KB --vary switch.ecn_pmax=0.1,0.5 -j 2 -o '%s/sw' "
-                      "--no-plots 2>&1", bin, ini, tmp);
+    /* the points on 2 threads each (--workers): still the single runs' results */
+    int rc = sh(&out, "%s sweep '%s' --vary switch.ecn_kmin=20KB,80KB --vary switch.ecn_pmax=0.1,0.5 -j 2 "
+                      "--workers 2 -o '%s/sw' --no-plots 2>&1", bin, ini, tmp);
     CU_ASSERT_EQUAL(rc, 0);
     CU_ASSERT(has(out, "4 points: 4 run now, 0 already done, 0 failed"));
     g_free(out);
@@ -448,6 +449,9 @@ static void test_points_match_single_runs(void)
             g_free(a);
             g_free(b);
         }
+        char *pj = slurp_in(pdir, "summary.json");
+        CU_ASSERT(has(pj, "\"workers\" : 2,"));
+        g_free(pj);
         char *ja = summary_without_engine(pdir), *jb = summary_without_engine(sdir);
         CU_ASSERT_PTR_NOT_NULL(ja);
         CU_ASSERT(ja && jb && !strcmp(ja, jb));
@@ -664,6 +668,8 @@ static void test_bad_input(void)
         { "--vary switch.ecn_kmin=50KB -j 0 --set switch.bogus=1", "bogus" },
         { "--vary switch.ecn_kmin=50KB -j -1", "-j -1" },
         { "--vary switch.ecn_kmin=50KB --seed x", "--seed 'x'" },
+        { "--vary switch.ecn_kmin=50KB --workers 0", "--workers '0': expected a whole number from 1 to 256" },
+        { "--vary switch.ecn_kmin=50KB --workers 1000", "--workers '1000'" },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         char *out = NULL;

@@ -165,6 +165,7 @@ struct sweep {
     guint nconfigs;       /* configurations in the grid */
     char *out, *points_dir;
     guint jobs;
+    guint workers;        /* threads per point (`run --workers`; 0 or 1: one) */
     gboolean quiet;       /* no progress line, no per-point chatter (failures still shown) */
     gboolean progress;    /* a progress line on stderr (a terminal and not quiet) */
     const char *cmd;      /* "sweep" or "tune", for messages */

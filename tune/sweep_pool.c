@@ -113,7 +113,28 @@ static pid_t launch(struct sweep *s, struct sweep_point *p, const sigset_t *oldm
     g_ptr_array_add(argv, out);
     g_ptr_array_add(argv, "--quiet");
     g_ptr_array_add(argv, "--no-plots");
+    char workers[16];
+    if (s->workers > 1) {
+        g_snprintf(workers, sizeof workers, "%u", s->workers);
+        g_ptr_array_add(argv, "--workers");
+        g_ptr_array_add(argv, workers);
+    }
     g_ptr_array_add(argv, NULL);
+    /* A point is one process of its own, even when this sweep is a rank of an MPI launch: the
+     * launcher's variables would make it join the launch (cmd_run's mpirun detection). */
+    char **envp = g_get_environ();
+    static const char *const launcher[] = { "OMPI_", "PMIX_", "PMI_" };
+    for (guint i = 0; envp[i];) {
+        gboolean drop = FALSE;
+        for (size_t k = 0; k < G_N_ELEMENTS(launcher); k++)
+            drop |= g_str_has_prefix(envp[i], launcher[k]);
+        if (drop) {
+            g_free(envp[i]);
+            memmove(&envp[i], &envp[i + 1], (g_strv_length(envp + i + 1) + 1) * sizeof *envp);
+        } else {
+            i++;
+        }
+    }
     pid_t pid = -1;
     int logfd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int nullfd = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -133,7 +154,7 @@ static pid_t launch(struct sweep *s, struct sweep_point *p, const sigset_t *oldm
         dup2(nullfd, STDOUT_FILENO);
         dup2(logfd, STDERR_FILENO);
         sigprocmask(SIG_SETMASK, oldmask, NULL);
-        execv("/proc/self/exe", (char **)argv->pdata);
+        execve("/proc/self/exe", (char **)argv->pdata, envp);
         static const char msg[] = "rocesim sweep: cannot execute /proc/self/exe\n";
         ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
         (void)w;
@@ -147,6 +168,7 @@ done:
     if (nullfd >= 0)
         close(nullfd);
     g_ptr_array_free(argv, TRUE);
+    g_strfreev(envp);
     g_free(out);
     g_free(log);
     return pid;
