@@ -93,14 +93,18 @@ void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfe
         row_ch(&r, '\n');
         row_put(&r, f);
     }
-    stats_sort_u64(fct, k);
-    stats_sort(sd, k);
-    fig->fct_p50 = stats_percentile_u64(fct, k, 50);
-    fig->fct_p99 = stats_percentile_u64(fct, k, 99);
-    fig->fct_max = k ? fct[k - 1] : 0;
-    fig->sd_p50 = k ? stats_percentile(sd, k, 50) : 0;
-    fig->sd_p99 = k ? stats_percentile(sd, k, 99) : 0;
-    fig->sd_max = k ? sd[k - 1] : 0;
+    /* selection, not a sort: a collective over thousands of ranks has tens of millions */
+    static const double ps[] = { 50, 99, 100 };
+    uint64_t fq[3];
+    double sq[3];
+    stats_percentiles_u64(fct, k, ps, 3, fq);
+    stats_percentiles(sd, k, ps, 3, sq);
+    fig->fct_p50 = fq[0];
+    fig->fct_p99 = fq[1];
+    fig->fct_max = fq[2];
+    fig->sd_p50 = k ? sq[0] : 0;
+    fig->sd_p99 = k ? sq[1] : 0;
+    fig->sd_max = k ? sq[2] : 0;
     g_free(fct);
     g_free(sd);
 }
@@ -154,15 +158,17 @@ void outcome_job_figures(const struct schedule *s, const struct run_figures *fig
             jf->fct_max = fig->fct_max;
             jf->sd_p99 = fig->sd_p99;
         }
-        stats_sort_u64((uint64_t *)jx->fct_ns->data, jx->fct_ns->len);
-        stats_sort((double *)jx->slowdown->data, jx->slowdown->len);
         guint n = jx->fct_ns->len;
         if (n) {
-            const uint64_t *f = (const uint64_t *)jx->fct_ns->data;
-            jf->fct_p50 = stats_percentile_u64(f, n, 50);
-            jf->fct_p99 = stats_percentile_u64(f, n, 99);
-            jf->fct_max = f[n - 1];
-            jf->sd_p99 = stats_percentile((const double *)jx->slowdown->data, n, 99);
+            static const double ps[] = { 50, 99, 100 };
+            uint64_t fq[3];
+            double sq[1];
+            stats_percentiles_u64((uint64_t *)jx->fct_ns->data, n, ps, 3, fq);
+            stats_percentiles((double *)jx->slowdown->data, n, ps + 1, 1, sq);
+            jf->fct_p50 = fq[0];
+            jf->fct_p99 = fq[1];
+            jf->fct_max = fq[2];
+            jf->sd_p99 = sq[0];
         }
         /* only a job whose every transfer finished has a completion time */
         if (jx->n && jx->done == jx->n && jx->last_end >= jx->first_start)

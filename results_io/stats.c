@@ -72,6 +72,87 @@ static size_t nearest_rank(size_t n, double p)
     return rank > n ? n : rank;
 }
 
+static void swap_u64(uint64_t *a, uint64_t *b)
+{
+    uint64_t t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Reorders v[0..n) so that v[k] is the value a sort would put there, nothing before it is
+ * larger and nothing after it smaller (Hoare's FIND with a median-of-three pivot; after 64
+ * partitions without converging, the rest is sorted: linear in practice, n log n at worst). */
+static void select_u64(uint64_t *v, size_t n, size_t k)
+{
+    size_t lo = 0, hi = n - 1;
+    for (int rounds = 0; hi > lo; rounds++) {
+        if (rounds == 64 || hi - lo < 16) {
+            stats_sort_u64(v + lo, hi - lo + 1);
+            return;
+        }
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] < v[lo])
+            swap_u64(&v[mid], &v[lo]);
+        if (v[hi] < v[lo])
+            swap_u64(&v[hi], &v[lo]);
+        if (v[hi] < v[mid])
+            swap_u64(&v[hi], &v[mid]);
+        uint64_t pivot = v[mid];
+        size_t i = lo, j = hi;
+        while (i <= j) { /* Hoare: equal keys split between both sides */
+            while (v[i] < pivot)
+                i++;
+            while (v[j] > pivot)
+                j--;
+            if (i <= j) {
+                swap_u64(&v[i], &v[j]);
+                i++;
+                if (j == 0)
+                    break;
+                j--;
+            }
+        }
+        /* now v[lo..j] <= pivot <= v[i..hi], and v(j..i) == pivot */
+        if (k <= j)
+            hi = j;
+        else if (k >= i)
+            lo = i;
+        else
+            return;
+    }
+}
+
+void stats_percentiles_u64(uint64_t *v, size_t n, const double *ps, size_t np, uint64_t *out)
+{
+    size_t from = 0; /* every value from `from` on is >= those before it */
+    for (size_t i = 0; i < np; i++) {
+        if (!n) {
+            out[i] = 0;
+            continue;
+        }
+        size_t r = nearest_rank(n, ps[i]) - 1;
+        if (r < from) /* ps not ascending: start over */
+            from = 0;
+        select_u64(v + from, n - from, r - from);
+        out[i] = v[r];
+        from = r;
+    }
+}
+
+void stats_percentiles(double *v, size_t n, const double *ps, size_t np, double *out)
+{
+    uint64_t *k = (uint64_t *)v; /* as stats_sort: order-preserving keys in place */
+    for (size_t i = 0; i < n; i++)
+        k[i] = dbl_key(v[i]);
+    uint64_t *kout = g_new(uint64_t, np ? np : 1);
+    stats_percentiles_u64(k, n, ps, np, kout);
+    for (size_t i = 0; i < np; i++)
+        out[i] = n ? key_dbl(kout[i]) : NAN;
+    for (size_t i = 0; i < n; i++)
+        v[i] = key_dbl(k[i]);
+    g_free(kout);
+}
+
 double stats_percentile(const double *sorted, size_t n, double p)
 {
     return n ? sorted[nearest_rank(n, p) - 1] : NAN;

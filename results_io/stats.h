@@ -41,6 +41,11 @@ double stats_algbw_GBps(double bytes, double time_ns);
 
 /* The same nearest-rank percentile of an ascending uint64_t array (0 when n == 0). */
 uint64_t stats_percentile_u64(const uint64_t *sorted, size_t n, double p);
+/* The nearest-rank percentiles ps[0..np) (ascending) of an array in any order, in linear
+ * time (selection, not a sort): the values stats_percentile would give after stats_sort; v
+ * is reordered. NAN, or 0, for each when n == 0. */
+void stats_percentiles(double *v, size_t n, const double *ps, size_t np, double *out);
+void stats_percentiles_u64(uint64_t *v, size_t n, const double *ps, size_t np, uint64_t *out);
 /* qsort comparators, ascending. */
 int stats_cmp_u64(const void *a, const void *b);
 int stats_cmp_dbl(const void *a, const void *b);

@@ -439,7 +439,59 @@ static void test_format(void)
     CU_ASSERT_PTR_NULL(metrics_key_label("something_new"));
 }
 
+/* Percentiles by selection equal the nearest-rank ones of the sorted array (qsort as the
+ * reference), for random values, runs of equals, sorted and reversed input, and unsorted
+ * requests. */
+static void test_percentiles_by_selection(void)
+{
+    static const size_t sizes[] = { 0, 1, 2, 17, 100, 1000, 100003 };
+    static const double ps[] = { 0, 1, 50, 90, 99, 99.9, 100 };
+    const size_t np = G_N_ELEMENTS(ps);
+    for (size_t si = 0; si < G_N_ELEMENTS(sizes); si++)
+        for (int shape = 0; shape < 4; shape++) {
+            size_t n = sizes[si];
+            uint64_t *u = g_new(uint64_t, n + 1), *uref = g_new(uint64_t, n + 1);
+            double *d = g_new(double, n + 1), *dref = g_new(double, n + 1);
+            uint64_t x = 0x9e3779b97f4a7c15ull ^ n;
+            for (size_t i = 0; i < n; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* xorshift64 */
+                u[i] = shape == 0 ? x : shape == 1 ? x % 5 : shape == 2 ? i : n - i;
+                d[i] = shape == 1 ? (double)(x % 3) - 1 : (double)(int64_t)(x >> 12) * 1e-3;
+            }
+            memcpy(uref, u, n * sizeof *u);
+            memcpy(dref, d, n * sizeof *d);
+            qsort(uref, n, sizeof *uref, stats_cmp_u64);
+            qsort(dref, n, sizeof *dref, stats_cmp_dbl);
+            uint64_t uq[G_N_ELEMENTS(ps)];
+            double dq[G_N_ELEMENTS(ps)];
+            stats_percentiles_u64(u, n, ps, np, uq);
+            stats_percentiles(d, n, ps, np, dq);
+            for (size_t k = 0; k < np; k++) {
+                CU_ASSERT_EQUAL(uq[k], stats_percentile_u64(uref, n, ps[k]));
+                if (n) {
+                    CU_ASSERT_EQUAL(dq[k], stats_percentile(dref, n, ps[k]));
+                } else {
+                    CU_ASSERT_TRUE(isnan(dq[k]));
+                }
+            }
+            /* requested out of order: each still right */
+            static const double back[] = { 99, 50, 100, 0 };
+            uint64_t bq[4];
+            stats_percentiles_u64(u, n, back, 4, bq);
+            for (size_t k = 0; k < 4; k++)
+                CU_ASSERT_EQUAL(bq[k], stats_percentile_u64(uref, n, back[k]));
+            /* the values are only reordered */
+            qsort(u, n, sizeof *u, stats_cmp_u64);
+            CU_ASSERT_EQUAL(memcmp(u, uref, n * sizeof *u), 0);
+            g_free(u);
+            g_free(uref);
+            g_free(d);
+            g_free(dref);
+        }
+}
+
 static CU_TestInfo tests[] = {
+    { "percentiles by selection equal those of the sorted array", test_percentiles_by_selection },
     { "percentile is nearest-rank", test_percentile_nearest_rank },
     { "sort (radix path) matches qsort", test_sort_large_against_qsort },
     { "sort and mean", test_sort_mean },
