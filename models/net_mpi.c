@@ -57,11 +57,13 @@ gboolean net_set_mpi(struct net *n, uint32_t rank, uint32_t ranks, GError **err)
                     n->sc->path, ranks);
         return FALSE;
     }
-    if (!net_set_workers(n, ranks, err))
+    n->ranks = ranks; /* for the partition's messages */
+    if (!net_set_workers(n, ranks, err)) {
+        n->ranks = 0;
         return FALSE;
+    }
     if (ranks > 1) {
         n->rank = rank;
-        n->ranks = ranks;
         n->worker_of = net_partition_worker_of(n->part);
         n->mpi = g_new0(struct net_mpi, 1);
         n->mpi->rows = g_byte_array_new();

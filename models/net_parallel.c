@@ -125,10 +125,11 @@ struct net_partition *net_partition_make(const struct net *n, uint32_t workers, 
     }
     struct net_partition *p = NULL;
     if (units < workers) {
+        const char *opt = n->ranks > 1 ? "mpirun -np" : "--workers"; /* an MPI run sets ranks first */
         g_set_error(err, SCENARIO_ERROR, 2,
-                    "%s: --workers %u: the fabric splits into at most %u part%s (a server's nodes stay "
-                    "together); use --workers %u or fewer",
-                    n->sc->path, workers, units, units == 1 ? "" : "s", units);
+                    "%s: %s %u: the fabric splits into at most %u part%s (a server's nodes stay "
+                    "together); use %s %u or fewer",
+                    n->sc->path, opt, workers, units, units == 1 ? "" : "s", opt, units);
         goto out;
     }
     /* contiguous runs of units with near-equal load: unit u goes to the worker its load's
@@ -238,8 +239,9 @@ gboolean net_set_workers(struct net *n, uint32_t workers, GError **err)
     if (sc->pfc && sc->deadlock_threshold && sc->deadlock_threshold < n->quantum) {
         g_set_error(err, SCENARIO_ERROR, 2,
                     "%s: [pfc] deadlock_threshold (%" G_GUINT64_FORMAT " ps) is shorter than the lookahead of "
-                    "a parallel run (the shortest link delay, %" G_GUINT64_FORMAT " ps); use --workers 1",
-                    sc->path, sc->deadlock_threshold, n->quantum);
+                    "a parallel run (the shortest link delay, %" G_GUINT64_FORMAT " ps); %s",
+                    sc->path, sc->deadlock_threshold, n->quantum,
+                    n->ranks > 1 ? "run it without mpirun" : "use --workers 1");
         return FALSE;
     }
     n->part = net_partition_make(n, workers, err);
