@@ -8,16 +8,6 @@
  * rank 0, no folder, and no rank left waiting. */
 #include "tests/same_results.h"
 
-static gboolean have_mpirun(void)
-{
-    char *p = g_find_program_in_path("mpirun");
-    gboolean ok = p != NULL;
-    g_free(p);
-    if (!ok)
-        fprintf(stderr, "\n  SKIPPED: no mpirun (Debian: openmpi-bin, installed by make deps)\n");
-    return ok;
-}
-
 /* `mpirun -np NP rocesim run SCENARIO -o OUT -q --no-plots EXTRA` with a time limit (a rank
  * left waiting would otherwise hang the suite); the output in *log. */
 static int mpirun_sim(int np, const char *rel, const char *out, const char *extra, char **log)

@@ -349,16 +349,6 @@ static void test_bad_input(void)
 
 /* ---- whole replays on loopback ---- */
 
-static gboolean have_mpirun(void)
-{
-    char *p = g_find_program_in_path("mpirun");
-    gboolean ok = p != NULL;
-    g_free(p);
-    if (!ok)
-        fprintf(stderr, "\n  SKIPPED: no mpirun (Debian: openmpi-bin, installed by make deps-check)\n");
-    return ok;
-}
-
 static int port_base(void) { return 20000 + (int)(getpid() % 20000); }
 
 static int mpirun_replay(const char *sched, const char *out, const char *extra, char **log)

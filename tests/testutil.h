@@ -62,6 +62,18 @@ static inline int test_run(const char *cmd, char **out)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* Whether mpirun is installed (Debian's openmpi-bin, a build package: make deps); says
+ * SKIPPED when not. */
+static inline gboolean have_mpirun(void)
+{
+    char *p = g_find_program_in_path("mpirun");
+    gboolean ok = p != NULL;
+    g_free(p);
+    if (!ok)
+        fprintf(stderr, "\n  SKIPPED: no mpirun (Debian: openmpi-bin, installed by make deps)\n");
+    return ok;
+}
+
 /* A fresh temporary directory; caller g_free()s the path and removes it with test_rmtree. */
 static inline char *test_tmpdir(void)
 {
