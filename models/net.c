@@ -379,10 +379,7 @@ static void sample_tick(void *ctx, uint64_t arg)
         for (int q = 0; q < NPRIO; q++) {
             tot += p->q[q].bytes;
             if (p->q[q].bytes != p->q_sampled_prio[q]) {
-                if (n->mpi)
-                    net_mpi_row(n, NET_ROW_QUEUE, (uint64_t)dp->v[k] << 3 | (uint64_t)q, t_ns, dp->v[k], p->local, q,
-                                p->q[q].bytes, 0);
-                else if (n->hooks.queue)
+                if (n->hooks.queue)
                     n->hooks.queue(n->hooks.ctx, t_ns, dp->v[k], n->topo->nodes[p->node].name, p->local, q,
                                    p->q[q].bytes);
                 p->q_sampled_prio[q] = p->q[q].bytes;
@@ -399,23 +396,17 @@ static void sample_tick(void *ctx, uint64_t arg)
         if (q->msg_head == NONE32) {
             /* nothing left to send: the flow's line ends (an empty rate), until it has work */
             if (q->rate_logged >= 0) {
-                if (n->mpi)
-                    net_mpi_row(n, NET_ROW_RATE, dq->v[k], t_ns, dq->v[k], 0, 0, 0, NAN);
-                else if (n->hooks.rate)
+                if (n->hooks.rate)
                     n->hooks.rate(n->hooks.ctx, t_ns, dq->v[k], NAN);
                 q->rate_logged = NAN;
             }
         } else if (q->cc.rate != q->rate_logged) {
-            if (n->mpi)
-                net_mpi_row(n, NET_ROW_RATE, dq->v[k], t_ns, dq->v[k], 0, 0, 0, q->cc.rate / 1e9);
-            else if (n->hooks.rate)
+            if (n->hooks.rate)
                 n->hooks.rate(n->hooks.ctx, t_ns, dq->v[k], q->cc.rate / 1e9);
             q->rate_logged = q->cc.rate;
         }
     }
     dq->n = 0;
-    if (n->mpi)
-        net_mpi_rows_flush(n);
     if (!n->finished)
         timer_set(&s->tick, now + n->sc->queue_sample);
     if (n->hooks.tick)
@@ -424,12 +415,10 @@ static void sample_tick(void *ctx, uint64_t arg)
 
 /* Congestion counters over time (cumulative, given to the hook when they changed): ECN marks
  * per switch port, and the NIC's notification/reaction point counters. */
-static void counter_row(struct net *n, uint64_t key, uint64_t t, uint32_t port, const char *node, uint32_t local,
+static void counter_row(const struct net *n, uint64_t t, uint32_t port, const char *node, uint32_t local,
                         enum net_counter c, uint64_t v)
 {
-    if (n->mpi)
-        net_mpi_row(n, NET_ROW_COUNTER, key << 2 | (uint64_t)c, t, port, local, (int32_t)c, v, 0);
-    else if (n->hooks.counter)
+    if (n->hooks.counter)
         n->hooks.counter(n->hooks.ctx, t, port, node, local, c, v);
 }
 
@@ -462,8 +451,7 @@ static void counter_tick(void *ctx, uint64_t arg)
         struct port_rt *p = &n->ports[cp->v[k]];
         p->cnt_dirty = false;
         if (p->ecn_marked != p->ecn_sampled) {
-            counter_row(n, cp->v[k], t, cp->v[k], n->topo->nodes[p->node].name, p->local, NET_CNT_ECN_MARKED,
-                        p->ecn_marked);
+            counter_row(n, t, cp->v[k], n->topo->nodes[p->node].name, p->local, NET_CNT_ECN_MARKED, p->ecn_marked);
             p->ecn_sampled = p->ecn_marked;
         }
     }
@@ -474,18 +462,14 @@ static void counter_tick(void *ctx, uint64_t arg)
         struct host_rt *hr = &n->hosts[h];
         const char *name = n->topo->nodes[h].name;
         hr->cnt_dirty = false;
-        uint64_t key = 1ull << 40 | h; /* after every port's */
         if (hr->np_ecn_marked_roce_packets != hr->sampled[0])
-            counter_row(n, key, t, hr->port, name, 0, NET_CNT_NP_ECN_MARKED,
-                        hr->sampled[0] = hr->np_ecn_marked_roce_packets);
+            counter_row(n, t, hr->port, name, 0, NET_CNT_NP_ECN_MARKED, hr->sampled[0] = hr->np_ecn_marked_roce_packets);
         if (hr->np_cnp_sent != hr->sampled[1])
-            counter_row(n, key, t, hr->port, name, 0, NET_CNT_NP_CNP_SENT, hr->sampled[1] = hr->np_cnp_sent);
+            counter_row(n, t, hr->port, name, 0, NET_CNT_NP_CNP_SENT, hr->sampled[1] = hr->np_cnp_sent);
         if (hr->rp_cnp_handled != hr->sampled[2])
-            counter_row(n, key, t, hr->port, name, 0, NET_CNT_RP_CNP_HANDLED, hr->sampled[2] = hr->rp_cnp_handled);
+            counter_row(n, t, hr->port, name, 0, NET_CNT_RP_CNP_HANDLED, hr->sampled[2] = hr->rp_cnp_handled);
     }
     ch->n = 0;
-    if (n->mpi)
-        net_mpi_rows_flush(n);
     if (!n->finished)
         timer_set(&s->counter_tick, net_now(n) + n->sc->counter_sample);
     if (n->hooks.tick)
@@ -512,6 +496,8 @@ void net_workers_resize(struct net *n, uint32_t keep, uint32_t count)
 void net_attach_sampler(struct net *n, const struct net_sample_hooks *h)
 {
     n->hooks = *h;
+    if (n->mpi) /* every rank's rows to rank 0's hooks (models/net_mpi.c) */
+        net_mpi_wrap_hooks(n, &n->hooks);
     if (n->sampler || (!h->queue && !h->rate && !h->counter))
         return;
     struct sampler *s = g_new0(struct sampler, 1);

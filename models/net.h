@@ -418,13 +418,10 @@ void net_mpi_gather(struct net *n);
 void net_mpi_free(struct net *n);
 /* Hooks for the ranks but 0: they write nothing, their samples go to rank 0. */
 void net_mpi_sink_hooks(struct net_sample_hooks *h);
-/* For the sampler and the PFC log of an MPI run: a sampled value as a row for rank 0
- * (`key` orders one tick's rows the way a single process writes them), and rank 0 writing
- * every rank's rows of the tick; the PFC rows of all ranks to rank 0 before a flush. */
-enum net_row_kind { NET_ROW_QUEUE, NET_ROW_RATE, NET_ROW_COUNTER };
-void net_mpi_row(struct net *n, enum net_row_kind kind, uint64_t key, uint64_t t_ns, uint32_t id, uint32_t local,
-                 int32_t sub, uint64_t u, double d);
-void net_mpi_rows_flush(struct net *n);
+/* For an MPI run's sampler (net_attach_sampler): hooks that keep each tick's rows and, at the
+ * tick's end, hand every rank's to rank 0's hooks *h (saved) in the order one process writes
+ * them; and the PFC rows of all ranks to rank 0 before a flush (pfc_rows_flush). */
+void net_mpi_wrap_hooks(struct net *n, struct net_sample_hooks *h);
 void net_mpi_pfc_gather(struct net *n, simtime_t upto);
 /* Whether this process runs node `node`'s events (every node but in an MPI run). */
 static inline bool net_mine(const struct net *n, uint32_t node)

@@ -29,6 +29,7 @@ struct row_rec {
 };
 
 struct net_mpi {
+    struct net_sample_hooks out; /* where rows go: rank 0's writer (the others' write nothing) */
     GByteArray *rows;          /* this tick's rows (struct row_rec), in key order */
     GByteArray *all;           /* rank 0: every rank's */
     size_t *lens;              /* per rank: its bytes in `all` */
@@ -86,29 +87,57 @@ void net_mpi_free(struct net *n)
 
 /* ---------- samples ---------- */
 
-void net_mpi_row(struct net *n, enum net_row_kind kind, uint64_t key, uint64_t t_ns, uint32_t id, uint32_t local,
-                 int32_t sub, uint64_t u, double d)
+/* The rows of a tick reach rank 0 in the order one process writes them: queue rows by (port,
+ * priority), then rates by QP, counters of switch ports by port, then the NICs' by host. */
+enum row_kind { ROW_QUEUE, ROW_RATE, ROW_COUNTER };
+
+static void keep_row(struct net *n, enum row_kind kind, uint64_t key, const struct row_rec *r)
 {
-    /* a tick writes its queue rows, then its rates (each kind in key order) */
-    struct row_rec r = { (uint64_t)kind << 60 | key, t_ns, u, d, id, local, sub, kind };
-    g_byte_array_append(n->mpi->rows, (const guint8 *)&r, sizeof r);
+    struct row_rec x = *r;
+    x.key = (uint64_t)kind << 60 | key;
+    x.kind = kind;
+    g_byte_array_append(n->mpi->rows, (const guint8 *)&x, sizeof x);
+}
+
+static void rec_queue(void *ctx, uint64_t t, uint32_t port, const char *node, uint32_t local, int prio,
+                      uint32_t bytes)
+{
+    (void)node;
+    keep_row(ctx, ROW_QUEUE, (uint64_t)port << 3 | (uint64_t)prio,
+             &(struct row_rec){ .t_ns = t, .u = bytes, .id = port, .local = local, .sub = prio });
+}
+
+static void rec_rate(void *ctx, uint64_t t, uint32_t flow, double rate)
+{
+    keep_row(ctx, ROW_RATE, flow, &(struct row_rec){ .t_ns = t, .d = rate, .id = flow });
+}
+
+static void rec_counter(void *ctx, uint64_t t, uint32_t port, const char *node, uint32_t local, enum net_counter c,
+                        uint64_t v)
+{
+    (void)node;
+    struct net *n = ctx;
+    /* a NIC's counters come at its host's port, after every switch port's, by host */
+    uint64_t at = c == NET_CNT_ECN_MARKED ? port : 1ull << 40 | n->ports[port].node;
+    keep_row(n, ROW_COUNTER, at << 2 | (uint64_t)c,
+             &(struct row_rec){ .t_ns = t, .u = v, .id = port, .local = local, .sub = (int32_t)c });
 }
 
 static void write_row(struct net *n, const struct row_rec *r)
 {
-    const struct net_sample_hooks *h = &n->hooks;
-    const char *node = r->kind == NET_ROW_RATE ? NULL : n->topo->nodes[n->ports[r->id].node].name;
-    if (r->kind == NET_ROW_QUEUE && h->queue)
+    const struct net_sample_hooks *h = &n->mpi->out;
+    const char *node = r->kind == ROW_RATE ? NULL : n->topo->nodes[n->ports[r->id].node].name;
+    if (r->kind == ROW_QUEUE && h->queue)
         h->queue(h->ctx, r->t_ns, r->id, node, r->local, r->sub, (uint32_t)r->u);
-    else if (r->kind == NET_ROW_RATE && h->rate)
+    else if (r->kind == ROW_RATE && h->rate)
         h->rate(h->ctx, r->t_ns, r->id, r->d);
-    else if (r->kind == NET_ROW_COUNTER && h->counter)
+    else if (r->kind == ROW_COUNTER && h->counter)
         h->counter(h->ctx, r->t_ns, r->id, node, r->local, (enum net_counter)r->sub, r->u);
 }
 
 /* Rank 0 merges the ranks' rows of one tick (each rank's in key order, the keys of two
  * ranks never equal: they name different ports, QPs or hosts). */
-void net_mpi_rows_flush(struct net *n)
+static void rows_flush(struct net *n)
 {
     struct net_mpi *m = n->mpi;
     mpi_comm_gatherv(m->rows->data, m->rows->len, m->all, m->lens);
@@ -142,6 +171,40 @@ void net_mpi_rows_flush(struct net *n)
     }
     g_free(at);
     g_free(lim);
+}
+
+/* Around a tick: its end sends the tick's rows (a collective: every rank's copy of the
+ * global entity ticks alike); rank 0's own tick hook brackets the writing. */
+static void rec_tick(void *ctx, bool begin)
+{
+    struct net *n = ctx;
+    const struct net_sample_hooks *h = &n->mpi->out;
+    if (begin && h->tick)
+        h->tick(h->ctx, true);
+    if (begin)
+        return;
+    rows_flush(n);
+    if (h->tick)
+        h->tick(h->ctx, false);
+}
+
+/* PFC rows are merged before the hook is called (pfc_rows_flush): only the context differs */
+static void pfc_passthrough(void *ctx, uint64_t t, uint32_t port, const char *node, uint32_t local, int prio,
+                            const char *event, uint64_t duration_ns)
+{
+    const struct net_sample_hooks *h = &((struct net *)ctx)->mpi->out;
+    h->pfc(h->ctx, t, port, node, local, prio, event, duration_ns);
+}
+
+void net_mpi_wrap_hooks(struct net *n, struct net_sample_hooks *h)
+{
+    n->mpi->out = *h;
+    h->ctx = n;
+    h->queue = h->queue ? rec_queue : NULL;
+    h->rate = h->rate ? rec_rate : NULL;
+    h->counter = h->counter ? rec_counter : NULL;
+    h->tick = rec_tick;
+    h->pfc = n->mpi->out.pfc ? pfc_passthrough : NULL;
 }
 
 static void no_queue(void *c, uint64_t t, uint32_t p, const char *nd, uint32_t l, int q, uint32_t b)
@@ -212,39 +275,27 @@ void net_mpi_pfc_gather(struct net *n, simtime_t upto)
     g_byte_array_free(mine, TRUE);
     if (n->rank != 0)
         return;
-    /* the global entity's rows of every rank, merged with rank 0's by time (stable) */
-    struct net_worker *gw = &n->wk[P];
-    uint32_t own = gw->nrows;
-    struct pfc_row *before = g_memdup2(gw->rows, (gsize)own * sizeof *gw->rows);
-    gw->nrows = 0;
-    GArray *glob = g_array_new(FALSE, FALSE, sizeof(struct pfc_rec));
+    /* the workers' rows into their contexts; the global entity's copies' rows (each rank's
+     * in time order) merged with rank 0's own by time, stably */
+    struct net_worker glob = { 0 };
     size_t off = 0;
     for (uint32_t r = 0; r < P; off += m->lens[r], r++)
         for (size_t k = 0; k < m->lens[r]; k += sizeof(struct pfc_rec)) {
             struct pfc_rec x;
             memcpy(&x, m->all->data + off + k, sizeof x);
-            if (x.global)
-                g_array_append_val(glob, x);
-            else
-                put_row(&n->wk[r], &x);
+            put_row(x.global ? &glob : &n->wk[r], &x);
         }
-    uint32_t a = 0;
-    for (guint b = 0; b < glob->len; b++) {
-        const struct pfc_rec *x = &g_array_index(glob, struct pfc_rec, b);
-        for (; a < own && before[a].t <= x->t; a++) {
-            struct pfc_rec y = { before[a].t, before[a].duration_ns, before[a].port, before[a].node, before[a].prio,
-                                 pfc_event_no(before[a].event), 1 };
-            put_row(gw, &y);
-        }
-        put_row(gw, x);
+    if (glob.nrows) {
+        struct net_worker *gw = &n->wk[P];
+        struct pfc_row *own = gw->rows, *merged = g_new(struct pfc_row, gw->nrows + glob.nrows);
+        uint32_t i = 0, j = 0, k = 0;
+        while (i < gw->nrows || j < glob.nrows)
+            merged[k++] = j == glob.nrows || (i < gw->nrows && own[i].t <= glob.rows[j].t) ? own[i++] : glob.rows[j++];
+        g_free(own);
+        gw->rows = merged;
+        gw->nrows = gw->rows_cap = k;
     }
-    for (; a < own; a++) {
-        struct pfc_rec y = { before[a].t, before[a].duration_ns, before[a].port, before[a].node, before[a].prio,
-                             pfc_event_no(before[a].event), 1 };
-        put_row(gw, &y);
-    }
-    g_array_free(glob, TRUE);
-    g_free(before);
+    g_free(glob.rows);
 }
 
 /* ---------- the run ---------- */
@@ -255,16 +306,19 @@ static void enter(void *ctx, uint32_t w)
     net_self = &n->wk[w];
 }
 
+/* A request to arm the deadlock check (struct net_worker's dl_*), as ranks exchange it. */
+struct dl_request {
+    uint64_t req;
+    simtime_t at, call;
+    uint64_t key;
+    uint32_t owner, origin;
+};
+
 /* What each rank tells the others between windows. */
 struct window_report {
     uint64_t done;
     simtime_t last_done;
-    struct {
-        uint64_t req;
-        simtime_t at, call;
-        uint64_t key;
-        uint32_t owner, origin;
-    } dl[2];                   /* the rank's worker's deadlock request, then its global entity's */
+    struct dl_request dl[2];   /* the rank's worker's deadlock request, then its global entity's */
 };
 
 static void between(void *ctx, simtime_t end, simtime_t *stop)
@@ -277,9 +331,8 @@ static void between(void *ctx, simtime_t end, simtime_t *stop)
         mine.done += ws[k]->done;
         mine.last_done = MAX(mine.last_done, ws[k]->last_done);
         if (ws[k]->dl_req)
-            mine.dl[k].req = 1, mine.dl[k].at = ws[k]->dl_at, mine.dl[k].call = ws[k]->dl_call,
-            mine.dl[k].key = ws[k]->dl_key.key, mine.dl[k].owner = ws[k]->dl_owner,
-            mine.dl[k].origin = ws[k]->dl_key.origin;
+            mine.dl[k] = (struct dl_request){ 1, ws[k]->dl_at, ws[k]->dl_call, ws[k]->dl_key.key, ws[k]->dl_owner,
+                                              ws[k]->dl_key.origin };
         ws[k]->dl_req = false;
     }
     GByteArray *all = g_byte_array_new();
@@ -297,10 +350,10 @@ static void between(void *ctx, simtime_t end, simtime_t *stop)
     }
     /* the first request, in the order the threads' contexts are looked at: workers, then
      * the global entity */
-    const __typeof__(rep[0].dl[0]) *first = NULL;
+    const struct dl_request *first = NULL;
     for (int k = 0; k < 2; k++)
         for (uint32_t r = 0; r < P; r++) {
-            const __typeof__(rep[0].dl[0]) *d = &rep[r].dl[k];
+            const struct dl_request *d = &rep[r].dl[k];
             if (d->req && (!first || d->call < first->call || (d->call == first->call && d->owner < first->owner)))
                 first = d;
         }
