@@ -23,6 +23,7 @@
 #include "results_io/folder.h"
 #include "results_io/format.h"
 #include "results_io/outcome.h"
+#include "results_io/outcome_stream.h"
 #include "results_io/samples.h"
 #include "results_io/select.h"
 #include "results_io/summary_run.h"
@@ -46,6 +47,17 @@ static struct xfer_outcome *net_outcomes(const struct net *n)
         o[i].end = x->end;
     }
     return o;
+}
+
+/* Transfer id's outcome while the run may still go on (the transfers.csv stream): a state
+ * seen done comes with its final times (models/net.h xfer_state_seen). */
+static void net_outcome_seen(const void *src, uint32_t id, struct xfer_outcome *o)
+{
+    const struct xfer_rt *x = &((const struct net *)src)->xfers[id];
+    enum xfer_state st = xfer_state_seen(x);
+    o->state = st == XF_DONE ? OUTCOME_DONE : st == XF_POSTED ? OUTCOME_POSTED : OUTCOME_PENDING;
+    o->start = st != XF_WAITING ? x->start : 0; /* set before the state that publishes it */
+    o->end = st == XF_DONE ? x->end : 0;
 }
 
 static simtime_t net_ideal_ps(const void *ctx, uint32_t src, uint32_t dst, uint64_t bytes)
@@ -376,6 +388,9 @@ int run_scenario(const struct run_options *o)
     struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
     GPtrArray *captures = g_ptr_array_new();
     struct xfer_outcome *outcomes = NULL;
+    FILE *xf = NULL;                  /* transfers.csv, */
+    struct outcome_rows *xrows = NULL; /* its rows, */
+    struct outcome_stream *xstream = NULL; /* written during the run by a thread (one process) */
     const char *out = o->out_dir ? o->out_dir : sc->out_dir;
     /* An MPI run: every rank builds and runs; rank 0 alone writes (and speaks). The ranks
      * agree before the run that all could start, so that one's error ends them all. */
@@ -418,6 +433,14 @@ int run_scenario(const struct run_options *o)
     net_attach_sampler(n, &hooks);
     if (!open_captures(n, &rd, capture_refs, captures, &err))
         goto fail;
+    if (writer) {
+        if (!(xf = results_open(&rd, RESULTS_TRANSFERS, &err)))
+            goto fail;
+        xrows = outcome_rows_begin(xf, n->sched, net_ideal_ps, n, &fig);
+        /* an MPI run's transfers are on their ranks until the gather after the run */
+        if (!mpi)
+            xstream = outcome_stream_start(xrows, net_outcome_seen, n);
+    }
     n->eng.progress = !o->quiet && isatty(STDERR_FILENO);
     if (!agreed) {
         agreed = true;
@@ -449,11 +472,15 @@ int run_scenario(const struct run_options *o)
     n->hooks = (struct net_sample_hooks){ 0 };
     uint64_t written0 = results_clock_ns(); /* the writing after the run, for output_s */
 
-    FILE *f;
-    if (!(f = results_open(&rd, RESULTS_TRANSFERS, &err)))
-        goto fail;
+    fig.output_stream_s = outcome_stream_stop(xstream);
+    xstream = NULL;
     outcomes = net_outcomes(n);
-    outcome_write_transfers(f, n->sched, outcomes, net_ideal_ps, n, &fig);
+    if (!outcome_rows_failed(xrows)) /* a full disk: the error comes at the close */
+        outcome_rows_write(xrows, net_outcome_seen, n, false, UINT32_MAX); /* the rows the stream left */
+    outcome_rows_end(xrows);
+    xrows = NULL;
+    FILE *f = xf;
+    xf = NULL;
     if (!results_close(f, RESULTS_TRANSFERS, &err))
         goto fail;
     run_warnings(n, outcomes, end, &fig);
@@ -505,6 +532,14 @@ fail:
             g_clear_error(&err); /* the same error, which rank 0 says */
     }
 quiet_fail:
+    outcome_stream_stop(xstream);
+    xstream = NULL;
+    if (xrows)
+        outcome_rows_end(xrows);
+    xrows = NULL;
+    if (xf)
+        fclose(xf);
+    xf = NULL;
     if (n)
         close_captures(n, captures, NULL);
     sample_writer_abort(&sw);

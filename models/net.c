@@ -250,8 +250,8 @@ void xfer_finished(struct net *n, uint32_t id)
     struct xfer_rt *x = &n->xfers[id];
     if (x->state == XF_DONE)
         return;
-    x->state = XF_DONE;
     x->end = net_now(n);
+    xfer_set_state(x, XF_DONE); /* after its end */
     if (id >= n->nxfers) { /* one part of a split message */
         if (--n->parts_left[x->split] == 0)
             xfer_finished(n, x->split);

@@ -198,6 +198,18 @@ struct xfer_rt {
     uint8_t state;
 };
 
+/* A transfer's state is also read while the run goes on, by the thread that writes
+ * transfers.csv beside it (results_io/outcome_stream.h): the run publishes it with these, so
+ * that a transfer seen done has its final start and end. */
+static inline void xfer_set_state(struct xfer_rt *x, enum xfer_state st)
+{
+    __atomic_store_n(&x->state, (uint8_t)st, __ATOMIC_RELEASE);
+}
+static inline enum xfer_state xfer_state_seen(const struct xfer_rt *x)
+{
+    return (enum xfer_state)__atomic_load_n(&x->state, __ATOMIC_ACQUIRE);
+}
+
 struct net_stats {
     uint64_t packet_hops;
     uint64_t pause_frames;        /* PFC frames carrying an XOFF */

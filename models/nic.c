@@ -175,7 +175,7 @@ void nic_post(struct net *n, uint32_t xid)
 {
     struct xfer_rt *x = &n->xfers[xid];
     struct qp_rt *q = &n->qps[x->qp];
-    x->state = XF_POSTED;
+    xfer_set_state(x, XF_POSTED);
     x->psn_first = q->psn_end;
     q->psn_end += x->npkts;
     x->next_on_qp = NONE32;

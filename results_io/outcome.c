@@ -9,14 +9,28 @@
 #include <math.h>
 #include <string.h>
 
-void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfer_outcome *o,
-                             outcome_ideal_fn ideal_fn, const void *ctx, struct run_figures *fig)
+/* transfers.csv being written: the rows so far and the figures they make. */
+struct outcome_rows {
+    FILE *f;
+    const struct schedule *s;
+    outcome_ideal_fn ideal_fn;
+    const void *ctx;
+    struct run_figures *fig;
+    uint64_t *fct;   /* ns, of the completed transfers */
+    double *sd;
+    size_t k;
+    uint32_t next;   /* the first transfer without a row yet */
+};
+
+struct outcome_rows *outcome_rows_begin(FILE *f, const struct schedule *s, outcome_ideal_fn ideal_fn,
+                                        const void *ctx, struct run_figures *fig)
 {
+    struct outcome_rows *r = g_new0(struct outcome_rows, 1);
     const uint32_t nxfers = schedule_count(s);
+    *r = (struct outcome_rows){ .f = f, .s = s, .ideal_fn = ideal_fn, .ctx = ctx, .fig = fig };
     fputs(RESULTS_TRANSFERS_HEADER "\n", f);
-    uint64_t *fct = g_new(uint64_t, nxfers + 1);
-    double *sd = g_new(double, nxfers + 1);
-    size_t k = 0;
+    r->fct = g_new(uint64_t, nxfers + 1);
+    r->sd = g_new(double, nxfers + 1);
     fig->njobs = s->jobs->len;
     fig->jobs = g_new0(struct job_xfers, fig->njobs + 1);
     /* each job's arrays sized once; a job that holds every transfer (a run of one collective:
@@ -39,74 +53,125 @@ void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfe
         jx->slowdown = g_array_sized_new(FALSE, FALSE, sizeof(double), want);
     }
     g_free(per_job);
-    for (uint32_t i = 0; i < nxfers; i++) {
-        const struct transfer *t = schedule_get(s, i);
-        const struct xfer_outcome *x = &o[i];
-        if (t->bytes == 0)
-            continue;
-        fig->nxfers++;
-        fig->bytes += t->bytes;
-        struct job_xfers *jx = t->job < fig->njobs ? &fig->jobs[t->job] : NULL;
-        if (jx) {
-            jx->n++;
-            if (x->state != OUTCOME_PENDING && x->start < jx->first_start)
-                jx->first_start = x->start;
-        }
-        simtime_t ideal = ideal_fn(ctx, t->src, t->dst, t->bytes);
-        if (x->state != OUTCOME_DONE) {
-            /* unfinished: a start time if it was posted, no end */
-            char start[32] = "";
-            if (x->state == OUTCOME_POSTED)
-                snprintf(start, sizeof start, "%" G_GUINT64_FORMAT, x->start / PS_PER_NS);
-            fprintf(f, "%u,%u,%u,%" G_GUINT64_FORMAT ",%u,%s,,,%" G_GUINT64_FORMAT ",\n", i, t->src, t->dst,
-                    t->bytes, t->prio, start, ideal / PS_PER_NS);
-            continue;
-        }
-        fig->done++;
-        uint64_t fct_ps = x->end - x->start;
-        double slow = (double)fct_ps / (double)ideal;
-        fct[k] = fct_ps / PS_PER_NS;
-        sd[k] = slow;
-        if (jx) {
-            jx->done++;
-            if (!jx->all) {
-                g_array_append_val(jx->fct_ns, fct[k]);
-                g_array_append_val(jx->slowdown, slow);
-            }
-            if (x->end > jx->last_end)
-                jx->last_end = x->end;
-        }
-        k++;
-        if (x->end > fig->completion)
-            fig->completion = x->end;
-        /* the same text as "%u,%u,%u,%lu,%u,%lu,%lu,%lu,%lu,%.4f\n", without printf: a
-         * collective over thousands of ranks has tens of millions of rows */
-        struct row r;
-        row_begin(&r);
-        const uint64_t cols[] = { i, t->src, t->dst, t->bytes, t->prio, x->start / PS_PER_NS, x->end / PS_PER_NS,
-                                  fct_ps / PS_PER_NS, ideal / PS_PER_NS };
-        for (size_t c = 0; c < G_N_ELEMENTS(cols); c++) {
-            row_u64(&r, cols[c]);
-            row_ch(&r, ',');
-        }
-        row_fixed4(&r, slow);
-        row_ch(&r, '\n');
-        row_put(&r, f);
+    return r;
+}
+
+/* Transfer i's row (it has bytes) and its share of the figures. */
+static void row_of(struct outcome_rows *r, uint32_t i, const struct transfer *t, const struct xfer_outcome *x)
+{
+    FILE *f = r->f;
+    struct run_figures *fig = r->fig;
+    fig->nxfers++;
+    fig->bytes += t->bytes;
+    struct job_xfers *jx = t->job < fig->njobs ? &fig->jobs[t->job] : NULL;
+    if (jx) {
+        jx->n++;
+        if (x->state != OUTCOME_PENDING && x->start < jx->first_start)
+            jx->first_start = x->start;
     }
+    simtime_t ideal = r->ideal_fn(r->ctx, t->src, t->dst, t->bytes);
+    struct row w; /* "%u,%u,%u,%lu,%u," without printf, then the outcome's columns */
+    row_begin(&w);
+    const uint64_t ids[] = { i, t->src, t->dst, t->bytes, t->prio };
+    for (size_t c = 0; c < G_N_ELEMENTS(ids); c++) {
+        row_u64(&w, ids[c]);
+        row_ch(&w, ',');
+    }
+    if (x->state != OUTCOME_DONE) {
+        /* unfinished: a start time if it was posted, no end (a stopped run can leave
+         * millions: no printf here either) */
+        if (x->state == OUTCOME_POSTED)
+            row_u64(&w, x->start / PS_PER_NS);
+        row_str(&w, ",,,", 3);
+        row_u64(&w, ideal / PS_PER_NS);
+        row_str(&w, ",\n", 2);
+        row_put(&w, f);
+        return;
+    }
+    fig->done++;
+    uint64_t fct_ps = x->end - x->start;
+    double slow = (double)fct_ps / (double)ideal;
+    r->fct[r->k] = fct_ps / PS_PER_NS;
+    r->sd[r->k] = slow;
+    if (jx) {
+        jx->done++;
+        if (!jx->all) {
+            g_array_append_val(jx->fct_ns, r->fct[r->k]);
+            g_array_append_val(jx->slowdown, slow);
+        }
+        if (x->end > jx->last_end)
+            jx->last_end = x->end;
+    }
+    r->k++;
+    if (x->end > fig->completion)
+        fig->completion = x->end;
+    /* the same text as "%u,%u,%u,%lu,%u,%lu,%lu,%lu,%lu,%.4f\n", without printf: a
+     * collective over thousands of ranks has tens of millions of rows */
+    const uint64_t cols[] = { x->start / PS_PER_NS, x->end / PS_PER_NS, fct_ps / PS_PER_NS, ideal / PS_PER_NS };
+    for (size_t c = 0; c < G_N_ELEMENTS(cols); c++) {
+        row_u64(&w, cols[c]);
+        row_ch(&w, ',');
+    }
+    row_fixed4(&w, slow);
+    row_ch(&w, '\n');
+    row_put(&w, f);
+}
+
+uint32_t outcome_rows_write(struct outcome_rows *r, outcome_get_fn get, const void *src, bool done_only,
+                            uint32_t limit)
+{
+    const uint32_t nxfers = schedule_count(r->s);
+    uint32_t wrote = 0;
+    for (; r->next < nxfers && wrote < limit; r->next++) {
+        const struct transfer *t = schedule_get(r->s, r->next);
+        if (t->bytes == 0)
+            continue; /* no row */
+        struct xfer_outcome x;
+        get(src, r->next, &x);
+        if (done_only && x.state != OUTCOME_DONE)
+            break;
+        row_of(r, r->next, t, &x);
+        wrote++;
+    }
+    return wrote;
+}
+
+bool outcome_rows_failed(const struct outcome_rows *r)
+{
+    return ferror(r->f) != 0;
+}
+
+void outcome_rows_end(struct outcome_rows *r)
+{
+    struct run_figures *fig = r->fig;
     /* selection, not a sort: a collective over thousands of ranks has tens of millions */
     static const double ps[] = { 50, 99, 100 };
     uint64_t fq[3];
     double sq[3];
-    stats_percentiles_u64(fct, k, ps, 3, fq);
-    stats_percentiles(sd, k, ps, 3, sq);
+    stats_percentiles_u64(r->fct, r->k, ps, 3, fq);
+    stats_percentiles(r->sd, r->k, ps, 3, sq);
     fig->fct_p50 = fq[0];
     fig->fct_p99 = fq[1];
     fig->fct_max = fq[2];
-    fig->sd_p50 = k ? sq[0] : 0;
-    fig->sd_p99 = k ? sq[1] : 0;
-    fig->sd_max = k ? sq[2] : 0;
-    g_free(fct);
-    g_free(sd);
+    fig->sd_p50 = r->k ? sq[0] : 0;
+    fig->sd_p99 = r->k ? sq[1] : 0;
+    fig->sd_max = r->k ? sq[2] : 0;
+    g_free(r->fct);
+    g_free(r->sd);
+    g_free(r);
+}
+
+static void outcome_from_array(const void *src, uint32_t i, struct xfer_outcome *x)
+{
+    *x = ((const struct xfer_outcome *)src)[i];
+}
+
+void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfer_outcome *o,
+                             outcome_ideal_fn ideal_fn, const void *ctx, struct run_figures *fig)
+{
+    struct outcome_rows *r = outcome_rows_begin(f, s, ideal_fn, ctx, fig);
+    outcome_rows_write(r, outcome_from_array, o, false, UINT32_MAX);
+    outcome_rows_end(r);
 }
 
 /* collectives.csv: time from the iteration's begin marker (after the compute phase) to its

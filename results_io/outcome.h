@@ -50,6 +50,7 @@ struct run_figures {
     double wall_s;                   /* the engine's run (sampling included) */
     double output_s;                 /* writing results: sampling ticks, rows, summary.json */
     double output_share;             /* output_s / (wall_s + the writing after the run) */
+    double output_stream_s;          /* CPU time of the thread that wrote transfers.csv during the run */
     uint64_t peak_rss;
     simtime_t end;
     GPtrArray *warnings;
@@ -75,6 +76,22 @@ typedef simtime_t (*outcome_ideal_fn)(const void *ctx, uint32_t src, uint32_t ds
  * transfer of s. */
 void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfer_outcome *o,
                              outcome_ideal_fn ideal, const void *ctx, struct run_figures *fig);
+/* transfers.csv row by row, for a writer that keeps pace with a run: begin writes the
+ * header; write adds the rows of the transfers in id order from the first without one, with
+ * their outcomes from get, and with done_only stops before the first that has not completed
+ * (its row would change); end (after a last write without done_only) sets the run's FCT and
+ * slowdown percentiles in fig and frees r. The rows and figures are those of
+ * outcome_write_transfers, however the writes are split. */
+struct outcome_rows;
+typedef void (*outcome_get_fn)(const void *src, uint32_t id, struct xfer_outcome *out);
+struct outcome_rows *outcome_rows_begin(FILE *f, const struct schedule *s, outcome_ideal_fn ideal,
+                                        const void *ctx, struct run_figures *fig);
+/* at most limit rows; returns how many it wrote */
+uint32_t outcome_rows_write(struct outcome_rows *r, outcome_get_fn get, const void *src, bool done_only,
+                            uint32_t limit);
+/* a write to the file failed (a full disk): the rows after it are not worth formatting */
+bool outcome_rows_failed(const struct outcome_rows *r);
+void outcome_rows_end(struct outcome_rows *r);
 /* collectives.csv: time from an iteration's begin marker to its end marker. Fills fig->colls. */
 void outcome_write_collectives(FILE *f, const struct schedule *s, const struct xfer_outcome *o,
                                struct run_figures *fig);

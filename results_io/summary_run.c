@@ -162,6 +162,7 @@ gboolean summary_write_run(const struct results_dir *rd, const struct net *n, co
     outcome_json_int(b, "peak_rss_bytes", fig->peak_rss);
     outcome_json_dbl(b, "output_s", fig->output_s);
     outcome_json_dbl(b, "output_share", fig->output_share);
+    outcome_json_dbl(b, "output_stream_s", fig->output_stream_s);
     summary_partition(b, n);
     json_builder_end_object(b);
     return summary_write(rd->tmp, b, err);

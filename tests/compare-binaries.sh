@@ -56,7 +56,7 @@ PY
   if [ -f "$d/report.html" ]; then
     # the engine table's wall-clock rows and summary.json's size (its wall figures vary)
     # (and the rows of keys and figures BASE may not have: the [output] selection, output_*)
-    grep -v -E 'wall|RSS|rss|_per_s|<code>summary.json</code>|<td>(sample_ports|sample_scale|compress|output_s|output_share)</td>' \
+    grep -v -E 'wall|RSS|rss|_per_s|<code>summary.json</code>|<td>(sample_ports|sample_scale|compress|output_s|output_share|output_stream_s)</td>' \
       "$d/report.html" > "$d/report.html.masked"
     rm "$d/report.html"
   fi

@@ -1,0 +1,221 @@
+/* transfers.csv written row by row (results_io/outcome.c) and by the thread that writes it
+ * during a run (results_io/outcome_stream.c): a row appears only once its transfer is
+ * complete, in id order, and the file is the one written after the run. The expected rows
+ * are computed by hand from the contract's columns:
+ * id,src,dst,bytes,prio,start_ns,end_ns,fct_ns,ideal_ns,slowdown. */
+#include <string.h>
+#include <unistd.h>
+#include "results_io/format.h"
+#include "results_io/outcome.h"
+#include "results_io/outcome_stream.h"
+#include "tests/testutil.h"
+
+#define PS_NS 1000ull
+#define IDEAL_NS 1000ull /* every transfer's ideal time here */
+
+static simtime_t fixed_ideal(const void *ctx, uint32_t src, uint32_t dst, uint64_t bytes)
+{
+    (void)ctx, (void)src, (void)dst, (void)bytes;
+    return IDEAL_NS * PS_NS;
+}
+
+/* Four transfers of one job: 0 and 3 from host 0 to 1, 1 a marker (no row), 2 from 1 to 0. */
+static struct schedule *four(void)
+{
+    struct schedule *s = schedule_new();
+    uint32_t job = schedule_add_job(s, "a", "flows", "", 2);
+    const struct transfer t[] = {
+        { .src = 0, .dst = 1, .bytes = 4096, .prio = 3, .job = job, .coll = SCHEDULE_NO_JOB },
+        { .src = 0, .dst = 0, .bytes = 0, .prio = 0, .job = job, .coll = SCHEDULE_NO_JOB },
+        { .src = 1, .dst = 0, .bytes = 8192, .prio = 3, .job = job, .coll = SCHEDULE_NO_JOB },
+        { .src = 0, .dst = 1, .bytes = 100, .prio = 3, .job = job, .coll = SCHEDULE_NO_JOB },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(t); i++)
+        schedule_add(s, &t[i], NULL, 0);
+    return s;
+}
+
+/* The outcomes a run publishes while it goes on: states stored with release, loaded with
+ * acquire, as models/net.h does for the simulated transfers. */
+struct live {
+    uint8_t state[4];
+    simtime_t start[4], end[4];
+};
+
+static void live_get(const void *src, uint32_t id, struct xfer_outcome *o)
+{
+    const struct live *l = src;
+    o->state = __atomic_load_n(&l->state[id], __ATOMIC_ACQUIRE);
+    o->start = l->start[id];
+    o->end = o->state == OUTCOME_DONE ? l->end[id] : 0;
+}
+
+static void live_done(struct live *l, uint32_t id, simtime_t start_ns, simtime_t end_ns)
+{
+    l->start[id] = start_ns * PS_NS;
+    l->end[id] = end_ns * PS_NS;
+    __atomic_store_n(&l->state[id], OUTCOME_DONE, __ATOMIC_RELEASE);
+}
+
+static char *file_text(FILE *f)
+{
+    fflush(f);
+    long len = ftell(f);
+    char *buf = g_malloc0((gsize)len + 1);
+    rewind(f);
+    CU_ASSERT_EQUAL(fread(buf, 1, (size_t)len, f), (size_t)len);
+    fseek(f, 0, SEEK_END);
+    return buf;
+}
+
+/* by hand: fct = end - start, slowdown = fct / 1000 ns to four places */
+static const char *const ROW0 = "0,0,1,4096,3,0,2000,2000,1000,2.0000\n";
+static const char *const ROW2_POSTED = "2,1,0,8192,3,500,,,1000,\n";
+static const char *const ROW2_DONE = "2,1,0,8192,3,500,2000,1500,1000,1.5000\n";
+static const char *const ROW3 = "3,0,1,100,3,100,3100,3000,1000,3.0000\n";
+
+static void test_rows_stop_at_the_first_unfinished(void)
+{
+    struct schedule *s = four();
+    struct live l = { 0 };
+    struct run_figures fig = { 0 };
+    FILE *f = tmpfile();
+    struct outcome_rows *r = outcome_rows_begin(f, s, fixed_ideal, NULL, &fig);
+    CU_ASSERT_EQUAL(outcome_rows_write(r, live_get, &l, true, UINT32_MAX), 0); /* nothing done */
+    live_done(&l, 0, 0, 2000);
+    live_done(&l, 3, 100, 3100);
+    l.state[2] = OUTCOME_POSTED;
+    l.start[2] = 500 * PS_NS;
+    /* row 0; the marker has none; 2 is posted, not done: its row would change, so 3 waits too */
+    CU_ASSERT_EQUAL(outcome_rows_write(r, live_get, &l, true, UINT32_MAX), 1);
+    char *want = g_strconcat(RESULTS_TRANSFERS_HEADER "\n", ROW0, NULL);
+    char *got = file_text(f);
+    CU_ASSERT_STRING_EQUAL(got, want);
+    g_free(got);
+    g_free(want);
+    /* after the run: the rest, unfinished ones included */
+    CU_ASSERT_EQUAL(outcome_rows_write(r, live_get, &l, false, UINT32_MAX), 2);
+    outcome_rows_end(r);
+    want = g_strconcat(RESULTS_TRANSFERS_HEADER "\n", ROW0, ROW2_POSTED, ROW3, NULL);
+    got = file_text(f);
+    CU_ASSERT_STRING_EQUAL(got, want);
+    /* figures: three transfers with bytes, two done, FCTs {2000, 3000} ns (nearest rank) */
+    CU_ASSERT_EQUAL(fig.nxfers, 3);
+    CU_ASSERT_EQUAL(fig.done, 2);
+    CU_ASSERT_EQUAL(fig.bytes, 4096 + 8192 + 100);
+    CU_ASSERT_EQUAL(fig.fct_p50, 2000);
+    CU_ASSERT_EQUAL(fig.fct_max, 3000);
+    CU_ASSERT_DOUBLE_EQUAL(fig.sd_max, 3.0, 1e-12);
+    CU_ASSERT_EQUAL(fig.completion, 3100 * PS_NS);
+
+    /* the same outcomes written at once give the same file */
+    struct xfer_outcome o[4] = { { OUTCOME_DONE, 0, 2000 * PS_NS },
+                                 { OUTCOME_PENDING, 0, 0 },
+                                 { OUTCOME_POSTED, 500 * PS_NS, 0 },
+                                 { OUTCOME_DONE, 100 * PS_NS, 3100 * PS_NS } };
+    struct run_figures fig2 = { 0 };
+    FILE *g = tmpfile();
+    outcome_write_transfers(g, s, o, fixed_ideal, NULL, &fig2);
+    char *got2 = file_text(g);
+    CU_ASSERT_STRING_EQUAL(got2, want);
+    CU_ASSERT_EQUAL(fig2.fct_p99, fig.fct_p99);
+    g_free(got2);
+    g_free(got);
+    g_free(want);
+    fclose(g);
+    fclose(f);
+    run_figures_clear(&fig);
+    run_figures_clear(&fig2);
+    schedule_free(s);
+}
+
+/* Waits up to 10 s for the file to read `want`. */
+static bool file_becomes(FILE *f, const char *want)
+{
+    for (int i = 0; i < 1000; i++) {
+        char *got = file_text(f);
+        bool same = strcmp(got, want) == 0;
+        g_free(got);
+        if (same)
+            return true;
+        g_usleep(10000);
+    }
+    return false;
+}
+
+/* The thread writes a transfer's row once it completes, not before, and a stop leaves the
+ * rest to the caller; the file is the one written at once. */
+static void test_stream_thread(void)
+{
+    struct schedule *s = four();
+    struct live l = { 0 };
+    struct run_figures fig = { 0 };
+    FILE *f = tmpfile();
+    setvbuf(f, NULL, _IONBF, 0); /* each row reaches the file as the thread writes it */
+    struct outcome_rows *r = outcome_rows_begin(f, s, fixed_ideal, NULL, &fig);
+    struct outcome_stream *st = outcome_stream_start(r, live_get, &l);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    l.start[2] = 500 * PS_NS;
+    __atomic_store_n(&l.state[2], OUTCOME_POSTED, __ATOMIC_RELEASE);
+    live_done(&l, 3, 100, 3100);
+    live_done(&l, 0, 0, 2000);
+    char *want = g_strconcat(RESULTS_TRANSFERS_HEADER "\n", ROW0, NULL);
+    CU_ASSERT_TRUE(file_becomes(f, want));
+    g_usleep(50000); /* five of its polls: 2 is not done, so neither it nor 3 may appear */
+    char *got = file_text(f);
+    CU_ASSERT_STRING_EQUAL(got, want);
+    g_free(got);
+    g_free(want);
+    live_done(&l, 2, 500, 2000);
+    want = g_strconcat(RESULTS_TRANSFERS_HEADER "\n", ROW0, ROW2_DONE, ROW3, NULL);
+    CU_ASSERT_TRUE(file_becomes(f, want));
+    CU_ASSERT_TRUE(outcome_stream_stop(st) >= 0);
+    CU_ASSERT_EQUAL(outcome_rows_write(r, live_get, &l, false, UINT32_MAX), 0); /* nothing left */
+    outcome_rows_end(r);
+    got = file_text(f);
+    CU_ASSERT_STRING_EQUAL(got, want);
+    CU_ASSERT_EQUAL(fig.done, 3);
+    CU_ASSERT_EQUAL(fig.fct_p50, 2000); /* {1500, 2000, 3000} */
+    g_free(got);
+    g_free(want);
+    fclose(f);
+    run_figures_clear(&fig);
+    schedule_free(s);
+}
+
+/* Stopped before anything completed (a run stopped at its start): only the header, and
+ * after the run every row without start or end. */
+static void test_stream_stopped_early(void)
+{
+    struct schedule *s = four();
+    struct live l = { 0 };
+    struct run_figures fig = { 0 };
+    FILE *f = tmpfile();
+    struct outcome_rows *r = outcome_rows_begin(f, s, fixed_ideal, NULL, &fig);
+    outcome_stream_stop(outcome_stream_start(r, live_get, &l));
+    char *got = file_text(f);
+    CU_ASSERT_STRING_EQUAL(got, RESULTS_TRANSFERS_HEADER "\n");
+    g_free(got);
+    CU_ASSERT_EQUAL(outcome_rows_write(r, live_get, &l, false, UINT32_MAX), 3);
+    outcome_rows_end(r);
+    got = file_text(f);
+    CU_ASSERT_STRING_EQUAL(got, RESULTS_TRANSFERS_HEADER "\n"
+                                "0,0,1,4096,3,,,,1000,\n"
+                                "2,1,0,8192,3,,,,1000,\n"
+                                "3,0,1,100,3,,,,1000,\n");
+    CU_ASSERT_EQUAL(fig.nxfers, 3);
+    CU_ASSERT_EQUAL(fig.done, 0);
+    g_free(got);
+    fclose(f);
+    run_figures_clear(&fig);
+    schedule_free(s);
+}
+
+static CU_TestInfo tests[] = {
+    { "rows stop at the first unfinished transfer; same file as at once", test_rows_stop_at_the_first_unfinished },
+    { "the writer thread adds a row once its transfer completes", test_stream_thread },
+    { "a writer stopped at once leaves the header; unfinished rows after", test_stream_stopped_early },
+    CU_TEST_INFO_NULL,
+};
+
+TEST_MAIN("outcome", tests)
