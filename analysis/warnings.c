@@ -83,7 +83,7 @@ static simtime_t host_cc_idle(const struct host_rt *hr, simtime_t end)
     return t;
 }
 
-static void bottleneck_idle(const struct net *n, const struct xfer_outcome *o, simtime_t end, GPtrArray *out)
+static void bottleneck_idle(const struct net *n, simtime_t end, GPtrArray *out)
 {
     if (n->cc == &cc_none_ops)
         return;
@@ -105,12 +105,13 @@ static void bottleneck_idle(const struct net *n, const struct xfer_outcome *o, s
         simtime_t x = host_cc_idle(&n->hosts[t->src], end);
         if (x > held[t->dst])
             held[t->dst] = x;
-        if (o[i].state == OUTCOME_PENDING)
+        const struct xfer_rt *xr = &n->xfers[i];
+        if (xr->state == XF_WAITING)
             continue;
         uint32_t d = t->dst;
-        simtime_t e = o[i].state == OUTCOME_DONE ? o[i].end : end;
-        if (o[i].start < from[d])
-            from[d] = o[i].start;
+        simtime_t e = xr->state == XF_DONE ? xr->end : end;
+        if (xr->start < from[d])
+            from[d] = xr->start;
         if (e > to[d])
             to[d] = e;
         if (first_src[d] == UINT32_MAX)
@@ -206,12 +207,12 @@ static void long_pauses(const struct net *n, simtime_t end, GPtrArray *out)
     g_free(others);
 }
 
-void warnings_for_run(const struct net *n, const struct xfer_outcome *o, simtime_t end, GPtrArray *out)
+void warnings_for_run(const struct net *n, simtime_t end, GPtrArray *out)
 {
     if (!end)
         return;
     queue_above_kmax(n, end, out);
-    bottleneck_idle(n, o, end, out);
+    bottleneck_idle(n, end, out);
     lossy_drops(n, out);
     long_pauses(n, end, out);
 }

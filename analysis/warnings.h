@@ -18,8 +18,8 @@
 /* A link paused (one priority) for at least WARN_PAUSED_SHARE of the run. */
 #define WARN_PAUSED_SHARE 0.20
 
-/* Appends the warnings (g_free'd strings) for a run that ended at `end`; o has one outcome per
- * transfer of n's schedule. */
-void warnings_for_run(const struct net *n, const struct xfer_outcome *o, simtime_t end, GPtrArray *out);
+/* Appends the warnings (g_free'd strings) for a run that ended at `end` (n's transfers as the
+ * run left them). */
+void warnings_for_run(const struct net *n, simtime_t end, GPtrArray *out);
 
 #endif

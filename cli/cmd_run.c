@@ -36,19 +36,6 @@
 /* ---------- small helpers ---------- */
 
 
-/* The simulated transfers as the results contract sees them. */
-static struct xfer_outcome *net_outcomes(const struct net *n)
-{
-    struct xfer_outcome *o = g_new0(struct xfer_outcome, n->nxfers ? n->nxfers : 1);
-    for (uint32_t i = 0; i < n->nxfers; i++) {
-        const struct xfer_rt *x = &n->xfers[i];
-        o[i].state = x->state == XF_DONE ? OUTCOME_DONE : x->state == XF_POSTED ? OUTCOME_POSTED : OUTCOME_PENDING;
-        o[i].start = x->start;
-        o[i].end = x->end;
-    }
-    return o;
-}
-
 /* Transfer id's outcome while the run may still go on (the transfers.csv stream): a state
  * seen done comes with its final times (models/net.h xfer_state_seen). */
 static void net_outcome_seen(const void *src, uint32_t id, struct xfer_outcome *o)
@@ -259,8 +246,7 @@ static gboolean close_captures(struct net *n, GPtrArray *writers, GError **err)
 
 /* What the run's results need a reader to know: transfers left unfinished, HPCC on paths that
  * change, lossless drops, the analyses' warnings, watchdog storms, a deadlock. */
-static void run_warnings(const struct net *n, const struct xfer_outcome *outcomes, simtime_t end,
-                         struct run_figures *fig)
+static void run_warnings(const struct net *n, simtime_t end, struct run_figures *fig)
 {
     const struct scenario *sc = n->sc;
     if (fig->done < fig->nxfers) {
@@ -286,7 +272,7 @@ static void run_warnings(const struct net *n, const struct xfer_outcome *outcome
                         g_strdup_printf("%" G_GUINT64_FORMAT " packets dropped on a lossless priority: "
                                         "the PFC headroom did not absorb what arrived after XOFF",
                                         n->st.drops_lossless));
-    warnings_for_run(n, outcomes, end, fig->warnings);
+    warnings_for_run(n, end, fig->warnings);
     if (n->st.wd_storms)
         g_ptr_array_add(fig->warnings,
                         g_strdup_printf("PFC watchdog: %" G_GUINT64_FORMAT " pause storms detected, %" G_GUINT64_FORMAT
@@ -387,7 +373,6 @@ int run_scenario(const struct run_options *o)
     GArray *capture_refs = NULL;
     struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
     GPtrArray *captures = g_ptr_array_new();
-    struct xfer_outcome *outcomes = NULL;
     FILE *xf = NULL;                  /* transfers.csv, */
     struct outcome_rows *xrows = NULL; /* its rows, */
     struct outcome_stream *xstream = NULL; /* written during the run by a thread (one process) */
@@ -474,7 +459,6 @@ int run_scenario(const struct run_options *o)
 
     fig.output_stream_s = outcome_stream_stop(xstream);
     xstream = NULL;
-    outcomes = net_outcomes(n);
     if (!outcome_rows_failed(xrows)) /* a full disk: the error comes at the close */
         outcome_rows_write(xrows, net_outcome_seen, n, false, UINT32_MAX); /* the rows the stream left */
     outcome_rows_end(xrows);
@@ -483,11 +467,11 @@ int run_scenario(const struct run_options *o)
     xf = NULL;
     if (!results_close(f, RESULTS_TRANSFERS, &err))
         goto fail;
-    run_warnings(n, outcomes, end, &fig);
+    run_warnings(n, end, &fig);
     if (n->sched->colls->len) {
         if (!(f = results_open(&rd, RESULTS_COLLECTIVES, &err)))
             goto fail;
-        outcome_write_collectives(f, n->sched, outcomes, &fig);
+        outcome_write_collectives_from(f, n->sched, net_outcome_seen, n, &fig);
         if (!results_close(f, RESULTS_COLLECTIVES, &err))
             goto fail;
     }
@@ -561,7 +545,6 @@ done:
     if (capture_refs)
         g_array_free(capture_refs, TRUE);
     g_ptr_array_unref(captures);
-    g_free(outcomes);
     net_free(n);
     schedule_free(sched);
     topology_free(topo);

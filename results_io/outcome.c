@@ -179,6 +179,12 @@ void outcome_write_transfers(FILE *f, const struct schedule *s, const struct xfe
 void outcome_write_collectives(FILE *f, const struct schedule *s, const struct xfer_outcome *o,
                                struct run_figures *fig)
 {
+    outcome_write_collectives_from(f, s, outcome_from_array, o, fig);
+}
+
+void outcome_write_collectives_from(FILE *f, const struct schedule *s, outcome_get_fn get, const void *src,
+                                    struct run_figures *fig)
+{
     fputs(RESULTS_COLLECTIVES_HEADER "\n", f);
     fig->ncolls = s->colls->len;
     fig->colls = g_new0(struct coll_result, fig->ncolls ? fig->ncolls : 1);
@@ -186,7 +192,10 @@ void outcome_write_collectives(FILE *f, const struct schedule *s, const struct x
         const struct sched_coll *c = &g_array_index(s->colls, struct sched_coll, i);
         const struct sched_job *j = &g_array_index(s->jobs, struct sched_job, c->job);
         struct coll_result *r = &fig->colls[i];
-        const struct xfer_outcome *b = &o[c->first], *e = &o[c->first + c->count - 1];
+        struct xfer_outcome first, last;
+        get(src, c->first, &first);
+        get(src, c->first + c->count - 1, &last);
+        const struct xfer_outcome *b = &first, *e = &last;
         r->job = c->job;
         r->iteration = c->iteration;
         r->ranks = j->ranks;

@@ -95,6 +95,9 @@ void outcome_rows_end(struct outcome_rows *r);
 /* collectives.csv: time from an iteration's begin marker to its end marker. Fills fig->colls. */
 void outcome_write_collectives(FILE *f, const struct schedule *s, const struct xfer_outcome *o,
                                struct run_figures *fig);
+/* The same with the outcomes from get (outcome_rows_write's). */
+void outcome_write_collectives_from(FILE *f, const struct schedule *s, outcome_get_fn get, const void *src,
+                                    struct run_figures *fig);
 void outcome_job_figures(const struct schedule *s, const struct run_figures *fig, uint32_t job,
                          struct job_figures *jf);
 /* The nccl-tests style table of every job's collectives, on stdout. */
