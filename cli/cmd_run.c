@@ -644,8 +644,10 @@ int cmd_run(int argc, char **argv)
     GError *err = NULL;
     /* `mpirun -np N rocesim run ...`: N ranks, one worker each (models/net_mpi.c) */
     int rank = 0, ranks = 0;
-    if (mpi_comm_launched())
+    if (mpi_comm_launched()) {
         mpi_comm_init(&rank, &ranks);
+        memory_set_copies((uint32_t)mpi_comm_node_size()); /* each rank builds the whole fabric */
+    }
     int rc = 2;
     if (!parse_common(&argc, &argv, "SCENARIO", "Simulate a scenario and write a results folder.", NULL, &o, &err)) {
     } else if (ranks > 1 && o.workers > 1) {

@@ -6,8 +6,10 @@
 #include "sim/units.h"
 
 static uint64_t limit_bytes;
+static uint32_t copies = 1;
 
 void memory_set_limit(uint64_t bytes) { limit_bytes = bytes; }
+void memory_set_copies(uint32_t n) { copies = n ? n : 1; }
 
 uint64_t memory_limit(void)
 {
@@ -30,22 +32,29 @@ static char *approx(uint64_t b)
     return g_strdup_printf("%.3g %s", v, unit[u]);
 }
 
-gboolean memory_fits(uint64_t need, char **why)
-{
-    uint64_t lim = memory_limit();
-    if (need <= lim)
-        return TRUE;
-    char *a = approx(need), *b = approx(lim);
-    *why = g_strdup_printf("about %s, more than the memory limit of %s (%s)", a, b,
-                           limit_bytes ? "--max-memory" : "this machine's memory; see --max-memory");
-    g_free(a);
-    g_free(b);
-    return FALSE;
-}
-
 /* saturating arithmetic: an estimate past 2^64 is simply "too much" */
 static uint64_t add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 static uint64_t mul(uint64_t a, uint64_t b) { return b && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+
+gboolean memory_fits(uint64_t need, char **why)
+{
+    uint64_t lim = memory_limit(), all = mul(need, copies);
+    if (all <= lim)
+        return TRUE;
+    char *a = approx(need), *b = approx(lim), *c = approx(all);
+    const char *whose = limit_bytes ? "--max-memory" : "this machine's memory; see --max-memory";
+    if (copies > 1) /* an MPI run: every rank on this machine holds the whole fabric */
+        *why = g_strdup_printf("about %s on each of the %u MPI ranks on this machine, %s in all, more than the "
+                               "memory limit of %s (%s; fewer ranks per machine need less)",
+                               a, copies, c, b, whose);
+    else
+        *why = g_strdup_printf("about %s, more than the memory limit of %s (%s)", a, b, whose);
+    g_free(a);
+    g_free(b);
+    g_free(c);
+    return FALSE;
+}
+
 
 uint64_t memory_topology_bytes(uint64_t hosts, uint64_t switches, uint64_t links, uint64_t route_entries)
 {

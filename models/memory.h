@@ -10,8 +10,11 @@
 /* 0 restores the default: physical memory. */
 void memory_set_limit(uint64_t bytes);
 uint64_t memory_limit(void);
-/* TRUE when NEED fits the limit; otherwise FALSE and *why (g_free) says "about X, more than
- * the memory limit of Y (...)", to follow "need". */
+/* The limit is this machine's, and n processes on it each build the whole scenario (the
+ * ranks of an MPI run on this machine): each estimate counts n times. 1 by default. */
+void memory_set_copies(uint32_t n);
+/* TRUE when NEED (for one process) fits the limit; otherwise FALSE and *why (g_free) says
+ * "about X, more than the memory limit of Y (...)", to follow "need". */
 gboolean memory_fits(uint64_t need, char **why);
 
 /* Topology and routing tables of H hosts and S switches joined by L links (R next-hop

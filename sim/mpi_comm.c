@@ -4,7 +4,7 @@
 #include <string.h>
 #include <stdlib.h>
 
-static int world_rank, world_size = 1;
+static int world_rank, world_size = 1, node_size = 1;
 static bool inited;
 
 bool mpi_comm_launched(void)
@@ -23,6 +23,10 @@ void mpi_comm_init(int *rank, int *size)
         MPI_Init(NULL, NULL);
         MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
         MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+        MPI_Comm node; /* the ranks that share this machine's memory (MPI-3) */
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        MPI_Comm_size(node, &node_size);
+        MPI_Comm_free(&node);
         inited = true;
     }
     *rank = world_rank;
@@ -32,6 +36,7 @@ void mpi_comm_init(int *rank, int *size)
 bool mpi_comm_active(void) { return inited && world_size > 1; }
 int mpi_comm_rank(void) { return world_rank; }
 int mpi_comm_size(void) { return world_size; }
+int mpi_comm_node_size(void) { return node_size; }
 
 void mpi_comm_finalize(void)
 {

@@ -18,6 +18,8 @@ void mpi_comm_init(int *rank, int *size);
 bool mpi_comm_active(void);
 int mpi_comm_rank(void);
 int mpi_comm_size(void);
+/* How many of the ranks run on this machine (this one included). */
+int mpi_comm_node_size(void);
 void mpi_comm_finalize(void);
 
 enum mpi_op { MPI_COMM_MIN, MPI_COMM_MAX, MPI_COMM_SUM };

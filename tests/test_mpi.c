@@ -164,6 +164,44 @@ static void test_rank0_refusal_ends_all(void)
     test_outdir_free(&o);
 }
 
+/* Each rank builds the whole fabric, so on one machine N ranks need N times one process's
+ * memory. M is the smallest power-of-two limit one process's estimate E fits in (`check`,
+ * which is one process): E > M / 2, so 2 ranks on this machine (2E) do not fit in M and are
+ * refused with both figures, and they fit in 2M. */
+static void test_memory_counts_every_rank(void)
+{
+    if (!have_mpirun())
+        return;
+    char *path = test_data_path("minimal.ini");
+    uint64_t m = 4096;
+    for (; m < (1ull << 34); m *= 2) {
+        char lim[32];
+        g_snprintf(lim, sizeof lim, "%" G_GUINT64_FORMAT "B", m);
+        const char *args[] = { "check", path, "--max-memory", lim, NULL };
+        char *so = NULL, *se = NULL;
+        int rc = test_rocesim(args, NULL, &so, &se);
+        g_free(so);
+        g_free(se);
+        if (rc == 0)
+            break;
+        CU_ASSERT_EQUAL_FATAL(rc, 2);
+    }
+    CU_ASSERT_FATAL(m > 4096 && m < (1ull << 34)); /* a limit refused first, then one that fits */
+    char extra[64];
+    g_snprintf(extra, sizeof extra, "--max-memory %" G_GUINT64_FORMAT "B", m);
+    expect_refused("minimal.ini", extra, "on each of the 2 MPI ranks on this machine");
+    struct test_outdir o = test_outdir_new();
+    g_snprintf(extra, sizeof extra, "--max-memory %" G_GUINT64_FORMAT "B", 2 * m);
+    char *log = NULL;
+    int rc = mpirun_sim(2, "minimal.ini", o.out, extra, &log);
+    CU_ASSERT_EQUAL(rc, 0);
+    if (rc != 0)
+        fprintf(stderr, "\n  2 ranks in %s: exit %d:\n%s\n", extra, rc, log ? log : "");
+    g_free(log);
+    test_outdir_free(&o);
+    g_free(path);
+}
+
 static CU_TestInfo tests[] = {
     { "incast with PFC storms: identical on 1 process, 2 and 3 ranks", test_incast_pfc_storm },
     { "ring AllReduce with dependencies: identical on 2 and 3 ranks", test_collective_with_dependencies },
@@ -173,6 +211,7 @@ static CU_TestInfo tests[] = {
     { "PFC deadlock halts every rank: exit 3, identical", test_deadlock },
     { "pcap, --workers, ooo-place and a missing file under mpirun: exit 2", test_refusals },
     { "rank 0 refusing the output folder ends every rank", test_rank0_refusal_ends_all },
+    { "the memory limit counts every rank on the machine", test_memory_counts_every_rank },
     CU_TEST_INFO_NULL,
 };
 
