@@ -42,6 +42,7 @@ struct utx {                     /* the sending end of a QP */
     const struct udp_cc *ccp;    /* the host's choice; control QPs: none, unpaced */
     struct udp_cc_qp cc;         /* its reaction point and pacing */
     uint64_t sent;               /* data packets sent, retransmissions included */
+    gboolean send_failed;        /* a send was refused (not a full buffer): reported once */
 };
 
 struct urx {                     /* the receiving end */
@@ -132,9 +133,12 @@ static uint16_t fd_port(int fd)
 }
 
 /* Sends the UDP payload of frame (built by frame_build) to host `to` with DSCP and ECN
- * codepoint ecn (ECT(0); CE only from --test-ce-every). */
-static void send_frame(struct udp *u, int fd, uint32_t to, uint8_t dscp, uint8_t ecn,
-                       const uint8_t *frame, size_t len)
+ * codepoint ecn (ECT(0); CE only from --test-ce-every). Returns 0, or the errno of a send the
+ * kernel refused for good (no route, a firewall's prohibit, a datagram too long); a full
+ * socket buffer is not one: the datagram is lost like one a congested link drops, and
+ * go-back-N recovers (sendmsg(2): EAGAIN, ENOBUFS). */
+static int send_frame(struct udp *u, int fd, uint32_t to, uint8_t dscp, uint8_t ecn,
+                      const uint8_t *frame, size_t len)
 {
     /* the UDP payload runs from the BTH to the ICRC: the IP length says where it ends */
     size_t ip_total = (size_t)frame[ETH_HDR_BYTES + 2] << 8 | frame[ETH_HDR_BYTES + 3];
@@ -155,8 +159,9 @@ static void send_frame(struct udp *u, int fd, uint32_t to, uint8_t dscp, uint8_t
     if (sendmsg(fd, &mh, 0) >= 0) {
         u->st.tx_packets++;
         u->st.tx_bytes += n;
+        return 0;
     }
-    /* a full socket buffer drops the datagram like a congested link: go-back-N recovers */
+    return errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR ? 0 : errno;
 }
 
 static void send_ack(struct udp *u, struct urx *r, gboolean nak)
@@ -231,10 +236,21 @@ static void send_data(struct udp *u, struct utx *t, double slot, int64_t now)
     p.flags = (sg.first ? PKT_F_FIRST : 0) | (sg.last ? PKT_F_LAST : 0);
     struct frame_ctx fc = { .msg_bytes = sg.msg_bytes, .imm = sg.imm, .imm_data = m->xfer };
     size_t len = frame_build(&p, &fc, u->buf, sizeof u->buf);
+    int e;
     if (u->c.drop > 0 && injected_drop(u))
         u->st.tx_packets++; /* counted as sent, lost on the way */
-    else
-        send_frame(u, t->fd, t->peer, t->dscp, data_ecn(u, t), u->buf, len);
+    else if ((e = send_frame(u, t->fd, t->peer, t->dscp, data_ecn(u, t), u->buf, len)) && !t->send_failed) {
+        /* it would only time out, retry_count times over, with a reason that hides this one */
+        t->send_failed = TRUE;
+        if (u->ev.failed) {
+            char ip[INET_ADDRSTRLEN];
+            inet_ntop(AF_INET, &u->c.addr[t->peer], ip, sizeof ip);
+            char *why = g_strdup_printf("sending to host %u (UDP %s:%u) failed: %s", t->peer, ip, u->c.port,
+                                        g_strerror(e));
+            u->ev.failed(u->ev.ctx, m->xfer, why);
+            g_free(why);
+        }
+    }
     t->nxt++;
     t->sent++;
     uint32_t wire = wire_bytes(len);

@@ -233,9 +233,62 @@ static void test_small_fifo_drops_recovered(void)
     g_free(lab);
 }
 
+static char *summary_reason(const char *dir)
+{
+    char *p = g_build_filename(dir, "summary.json", NULL);
+    JsonParser *jp = json_parser_new();
+    char *v = NULL;
+    if (json_parser_load_from_file(jp, p, NULL)) {
+        JsonObject *o = json_object_get_object_member(json_node_get_object(json_parser_get_root(jp)), "replay");
+        if (o && json_object_has_member(o, "reason"))
+            v = g_strdup(json_object_get_string_member(o, "reason"));
+    }
+    g_object_unref(jp);
+    g_free(p);
+    return v ? v : g_strdup("");
+}
+
+/* A send the kernel refuses (host 1's firewall prohibits UDP to the RoCE port) ends the replay
+ * at once, naming the transfer, the peer and the kernel's reason, instead of 7 retransmission
+ * timeouts later with "retry counter exceeded" (which would say the peer never answered). */
+static void test_refused_send_named(void)
+{
+    if (!have_netns())
+        return;
+    char *dir = test_tmpdir();
+    char *ini = test_data_path("replay/incast4-jumbo.ini");
+    char *sched = g_build_filename(dir, "job.sched", NULL), *lab = g_build_filename(dir, "lab", NULL);
+    const char *sargs[] = { "schedule", ini, "-o", sched, NULL };
+    CU_ASSERT_EQUAL_FATAL(test_rocesim(sargs, NULL, NULL, NULL), 0);
+    g_setenv("PROHIBIT_UDP_H1", "4791", TRUE);
+    char *log = NULL;
+    gint64 t0 = g_get_monotonic_time();
+    /* a retry budget of 7 x 2 s: the refusal must not wait for it */
+    int rc = netns_replay(sched, ini, lab, 2000000, "--rto 2s --udp-port 4791", &log);
+    double took = (double)(g_get_monotonic_time() - t0) / 1e6;
+    g_unsetenv("PROHIBIT_UDP_H1");
+    CU_ASSERT_EQUAL(rc, 1);
+    char *why = summary_reason(lab);
+    /* the incast: host 1's one transfer goes to host 0 (10.12.0.1 in the script's map) */
+    const char *want = "sending to host 0 (UDP 10.12.0.1:4791) failed: Permission denied";
+    if (rc != 1 || !strstr(why, want))
+        fprintf(stderr, "\nexit %d, reason '%s'; log:\n%s\n", rc, why, log ? log : "");
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "rank 1: transfer"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, want));
+    CU_ASSERT(took < 14); /* well inside one retry budget (7 x 2 s) plus start-up */
+    g_free(why);
+    g_free(log);
+    test_rmtree(dir);
+    g_free(dir);
+    g_free(ini);
+    g_free(sched);
+    g_free(lab);
+}
+
 static CU_TestInfo tests[] = {
     { "netns incast: FCT within 15% of the simulation", test_incast_fct_vs_simulation },
     { "netns small FIFO: drops recovered by go-back-N", test_small_fifo_drops_recovered },
+    { "netns: a send the kernel refuses ends the replay, named", test_refused_send_named },
     CU_TEST_INFO_NULL,
 };
 
