@@ -43,6 +43,29 @@ static int netns_replay(const char *sched, const char *ini, const char *out, int
     return rc;
 }
 
+/* A lab case: a temporary folder, the scenario REL (under tests/scenarios) and its schedule,
+ * written there by `rocesim schedule`. */
+struct lab_case {
+    char *dir, *ini, *sched;
+};
+
+static struct lab_case lab_case_new(const char *rel)
+{
+    struct lab_case c = { test_tmpdir(), test_data_path(rel), NULL };
+    c.sched = g_build_filename(c.dir, "job.sched", NULL);
+    const char *sargs[] = { "schedule", c.ini, "-o", c.sched, NULL };
+    CU_ASSERT_EQUAL_FATAL(test_rocesim(sargs, NULL, NULL, NULL), 0);
+    return c;
+}
+
+static void lab_case_free(struct lab_case *c)
+{
+    test_rmtree(c->dir);
+    g_free(c->dir);
+    g_free(c->ini);
+    g_free(c->sched);
+}
+
 /* compare.json's row for metric key: out_of_tolerance, or -1 when absent. */
 static int out_of_tolerance(const char *json, const char *key, double *a, double *b)
 {
@@ -72,11 +95,9 @@ static void test_incast_fct_vs_simulation(void)
 {
     if (!have_netns())
         return;
-    char *dir = test_tmpdir();
-    char *ini = test_data_path("replay/incast4-jumbo-long.ini");
-    char *sched = g_build_filename(dir, "job.sched", NULL), *sim = g_build_filename(dir, "sim", NULL);
-    const char *sargs[] = { "schedule", ini, "-o", sched, NULL };
-    CU_ASSERT_EQUAL_FATAL(test_rocesim(sargs, NULL, NULL, NULL), 0);
+    struct lab_case c = lab_case_new("replay/incast4-jumbo-long.ini");
+    const char *dir = c.dir, *ini = c.ini, *sched = c.sched;
+    char *sim = g_build_filename(dir, "sim", NULL);
     const char *rargs[] = { "run", ini, "-o", sim, "--no-plots", "-q", NULL };
     CU_ASSERT_EQUAL_FATAL(test_rocesim(rargs, NULL, NULL, NULL), 0);
     gboolean within = FALSE;
@@ -118,11 +139,8 @@ static void test_incast_fct_vs_simulation(void)
         g_free(lab);
     }
     CU_ASSERT(within);
-    test_rmtree(dir);
-    g_free(dir);
-    g_free(ini);
-    g_free(sched);
     g_free(sim);
+    lab_case_free(&c);
 }
 
 static gint by_id(gconstpointer a, gconstpointer b)
@@ -161,11 +179,9 @@ static void test_small_fifo_drops_recovered(void)
 {
     if (!have_netns())
         return;
-    char *dir = test_tmpdir();
-    char *ini = test_data_path("replay/incast4-jumbo.ini");
-    char *sched = g_build_filename(dir, "job.sched", NULL), *lab = g_build_filename(dir, "lab", NULL);
-    const char *sargs[] = { "schedule", ini, "-o", sched, NULL };
-    CU_ASSERT_EQUAL_FATAL(test_rocesim(sargs, NULL, NULL, NULL), 0);
+    struct lab_case c = lab_case_new("replay/incast4-jumbo.ini");
+    const char *dir = c.dir, *ini = c.ini, *sched = c.sched;
+    char *lab = g_build_filename(dir, "lab", NULL);
     char *log = NULL;
     /* rank 0 (the incast's receiver) also captures on its veth: pcap-stats must find the
      * schedule's transfers in it, retransmissions and all */
@@ -226,11 +242,8 @@ static void test_small_fifo_drops_recovered(void)
     fprintf(stderr, "\n  small FIFO: the FIFOs dropped %llu packets; replay retransmitted %" G_GINT64_FORMAT "\n",
             dropped, rc == 0 ? test_metric(lab, "retransmitted_packets") : -1);
     g_free(log);
-    test_rmtree(dir);
-    g_free(dir);
-    g_free(ini);
-    g_free(sched);
     g_free(lab);
+    lab_case_free(&c);
 }
 
 static char *summary_reason(const char *dir)
@@ -255,11 +268,9 @@ static void test_refused_send_named(void)
 {
     if (!have_netns())
         return;
-    char *dir = test_tmpdir();
-    char *ini = test_data_path("replay/incast4-jumbo.ini");
-    char *sched = g_build_filename(dir, "job.sched", NULL), *lab = g_build_filename(dir, "lab", NULL);
-    const char *sargs[] = { "schedule", ini, "-o", sched, NULL };
-    CU_ASSERT_EQUAL_FATAL(test_rocesim(sargs, NULL, NULL, NULL), 0);
+    struct lab_case c = lab_case_new("replay/incast4-jumbo.ini");
+    const char *dir = c.dir, *ini = c.ini, *sched = c.sched;
+    char *lab = g_build_filename(dir, "lab", NULL);
     g_setenv("PROHIBIT_UDP_H1", "4791", TRUE);
     char *log = NULL;
     gint64 t0 = g_get_monotonic_time();
@@ -278,11 +289,8 @@ static void test_refused_send_named(void)
     CU_ASSERT(took < 14); /* well inside one retry budget (7 x 2 s) plus start-up */
     g_free(why);
     g_free(log);
-    test_rmtree(dir);
-    g_free(dir);
-    g_free(ini);
-    g_free(sched);
     g_free(lab);
+    lab_case_free(&c);
 }
 
 static CU_TestInfo tests[] = {
