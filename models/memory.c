@@ -55,7 +55,6 @@ gboolean memory_fits(uint64_t need, char **why)
     return FALSE;
 }
 
-
 uint64_t memory_topology_bytes(uint64_t hosts, uint64_t switches, uint64_t links, uint64_t route_entries)
 {
     uint64_t nodes = add(hosts, switches), ports = mul(links, 2);

@@ -25,7 +25,7 @@ struct outcome_rows {
 struct outcome_rows *outcome_rows_begin(FILE *f, const struct schedule *s, outcome_ideal_fn ideal_fn,
                                         const void *ctx, struct run_figures *fig)
 {
-    struct outcome_rows *r = g_new0(struct outcome_rows, 1);
+    struct outcome_rows *r = g_new(struct outcome_rows, 1);
     const uint32_t nxfers = schedule_count(s);
     *r = (struct outcome_rows){ .f = f, .s = s, .ideal_fn = ideal_fn, .ctx = ctx, .fig = fig };
     fputs(RESULTS_TRANSFERS_HEADER "\n", f);
@@ -156,6 +156,13 @@ void outcome_rows_end(struct outcome_rows *r)
     fig->sd_p50 = r->k ? sq[0] : 0;
     fig->sd_p99 = r->k ? sq[1] : 0;
     fig->sd_max = r->k ? sq[2] : 0;
+    outcome_rows_abort(r);
+}
+
+void outcome_rows_abort(struct outcome_rows *r)
+{
+    if (!r)
+        return;
     g_free(r->fct);
     g_free(r->sd);
     g_free(r);

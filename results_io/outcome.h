@@ -92,6 +92,8 @@ uint32_t outcome_rows_write(struct outcome_rows *r, outcome_get_fn get, const vo
 /* a write to the file failed (a full disk): the rows after it are not worth formatting */
 bool outcome_rows_failed(const struct outcome_rows *r);
 void outcome_rows_end(struct outcome_rows *r);
+/* Frees r without the percentiles (a run that failed or was interrupted); r may be NULL. */
+void outcome_rows_abort(struct outcome_rows *r);
 /* collectives.csv: time from an iteration's begin marker to its end marker. Fills fig->colls. */
 void outcome_write_collectives(FILE *f, const struct schedule *s, const struct xfer_outcome *o,
                                struct run_figures *fig);
