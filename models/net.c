@@ -867,7 +867,7 @@ static void build_qps(struct net *n, GArray *qpinit)
         per_host[g_array_index(qpinit, struct qp_found, q).key.src]++;
     for (uint32_t h = 0; h < topo->nhosts; h++) {
         n->hosts[h].heap_cap = per_host[h] ? per_host[h] : 1;
-        n->hosts[h].heap = g_new(uint32_t, n->hosts[h].heap_cap);
+        n->hosts[h].heap = g_new(struct pace_ent, n->hosts[h].heap_cap);
     }
     g_free(per_host);
     for (uint32_t q = 0; q < n->nqps; q++) {

@@ -128,7 +128,6 @@ struct qp_rt {
     simtime_t last_progress;   /* last ACK progress (retransmission timeout) */
     struct timer rto;
     uint32_t next_ready;       /* link in the NIC's ready FIFO or parked list */
-    uint32_t heap_pos;         /* index in the NIC's pacing heap */
     struct cc_flow cc;
     double rate_logged;
     bool rate_dirty;
@@ -159,6 +158,12 @@ struct ooo_rx {
     uint32_t rx_msg;
 };
 
+/* An entry of a NIC's pacing heap: a QP and its wake_at. */
+struct pace_ent {
+    simtime_t at;
+    uint32_t qp;
+};
+
 struct host_rt {
     uint32_t node, port;       /* node index, global port index */
     struct pktq ctrl;          /* ACK, NAK, CNP */
@@ -171,7 +176,7 @@ struct host_rt {
     simtime_t cc_idle_ps;
     uint32_t ready_head, ready_tail;
     uint32_t parked_head[NPRIO], parked_tail[NPRIO];
-    uint32_t *heap;            /* pacing heap of QP ids keyed by next_avail */
+    struct pace_ent *heap;     /* pacing heap of QPs keyed by wake_at (nic.c) */
     uint32_t heap_n, heap_cap;
     struct timer wake;         /* earliest paced QP */
     uint32_t next_qpn;
