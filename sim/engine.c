@@ -408,6 +408,9 @@ void engine_run(struct engine *e, simtime_t stop)
         e->n--;
         e->now = ev.time;
         e->cur = ev.owner;
+        if (e->prefetch && from->head < from->len)
+            e->prefetch(e->prefetch_ctx, &from->ev[from->head],
+                        from->head + 1 < from->len ? &from->ev[from->head + 1] : NULL);
         ev.fn(ev.ctx, ev.arg);
         e->cur = ENGINE_NONE;
         e->events++;
@@ -428,6 +431,13 @@ void engine_run(struct engine *e, simtime_t stop)
 
 void engine_halt(struct engine *e) { e->halted = true; }
 
+void engine_set_prefetch(struct engine *e, void (*fn)(void *ctx, const struct event *next, const struct event *after),
+                         void *ctx)
+{
+    e->prefetch = fn;
+    e->prefetch_ctx = ctx;
+}
+
 /* Stale heap entries (moved or cancelled timers) are skipped here; they are not counted as
  * events because nothing happened. */
 static void timer_fire(void *ctx, uint64_t gen)
@@ -439,6 +449,11 @@ static void timer_fire(void *ctx, uint64_t gen)
     }
     t->when = SIMTIME_NEVER;
     t->fn(t->ctx, t->arg);
+}
+
+const struct timer *engine_event_timer(const struct event *ev)
+{
+    return ev->fn == timer_fire ? ev->ctx : NULL;
 }
 
 void timer_init_on(struct timer *t, struct engine *e, uint32_t owner, event_fn fn, void *ctx, uint64_t arg)

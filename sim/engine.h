@@ -89,6 +89,9 @@ struct engine {
     struct engine_group *grp;
     uint32_t self;
     struct engine_outbox *out;
+    /* optional: warms the caches for the events that run next (engine_set_prefetch) */
+    void (*prefetch)(void *ctx, const struct event *next, const struct event *after);
+    void *prefetch_ctx;
 };
 
 #define ENGINE_NONE UINT32_MAX
@@ -129,6 +132,16 @@ static inline void engine_after(struct engine *e, simtime_t dt, event_fn fn, voi
 /* Runs events up to and including time `stop`, or until none are left or engine_halt(). */
 void engine_run(struct engine *e, simtime_t stop);
 void engine_halt(struct engine *e);
+/* A hook the engine calls before each event with the events that run after it, when they
+ * are already known (the rest of the same instant's batch; NULL where not): `next` runs
+ * after the current one, `after` after `next`. It may only read state and prefetch: on a
+ * large fabric an event's state (its packet, port, QP) is usually out of the caches, and an
+ * event's work is long enough to hide the load of the next one's. Results do not depend on
+ * it. */
+void engine_set_prefetch(struct engine *e, void (*fn)(void *ctx, const struct event *next, const struct event *after),
+                         void *ctx);
+/* For a prefetch hook: the timer an event fires, or NULL when it is not a timer's. */
+const struct timer *engine_event_timer(const struct event *ev);
 /* The time of the next pending event, SIMTIME_NEVER when none (nothing is taken out). */
 simtime_t engine_next_time(struct engine *e);
 /* The engine running an event on this thread now, or NULL between runs. */
