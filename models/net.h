@@ -382,6 +382,15 @@ static inline const uint16_t *net_routes(const struct net *n, uint32_t node, uin
     return &n->converged->route_ports[n->converged->route_off[idx]];
 }
 
+/* Starts loading a QP's state (a hint, for large fabrics: see net_prefetch in net.c). */
+static inline void net_prefetch_qp(const struct net *n, uint32_t id)
+{
+    for (size_t k = 0; k < sizeof(struct qp_rt); k += 64)
+        __builtin_prefetch((const char *)&n->qps[id] + k);
+}
+
+/* Gives an engine that runs this fabric's events the fabric's prefetch hook (net.c). */
+void net_install_prefetch(struct net *n, struct engine *e);
 struct net *net_build(const struct scenario *sc, const struct topology *topo,
                       const struct schedule *sched, GError **err);
 void net_free(struct net *n);
@@ -507,6 +516,10 @@ void nic_assign_cnp_slots(struct net *n);
 void nic_receive(struct net *n, struct port_rt *in, uint32_t pkt);
 uint32_t nic_dequeue(struct net *n, struct host_rt *h);
 bool nic_has_work(const struct net *n, const struct host_rt *h);
+/* Prefetch hints (net_prefetch): what the NIC's next dequeue reads, and what one of the
+ * NIC's timers (pacing wake-up, retransmission) will read when it fires. Reads only. */
+void nic_prefetch_dequeue(const struct net *n, const struct host_rt *h);
+void nic_prefetch_timer(const struct net *n, const struct timer *t);
 void nic_post(struct net *n, uint32_t xfer);
 uint16_t roce_udp_sport(uint32_t lqpn, uint32_t rqpn);
 

@@ -276,6 +276,7 @@ void net_run_workers(struct net *n)
     for (uint32_t w = 0; w <= workers; w++) {
         eng[w] = g_new(struct engine, 1);
         engine_init(eng[w]);
+        net_install_prefetch(n, eng[w]);
         engine_set_entities(eng[w], n->topo->nnodes);
         memcpy(eng[w]->seq, n->eng.seq, ((size_t)n->topo->nnodes + 1) * sizeof *eng[w]->seq);
         n->wk[w].eng = eng[w];

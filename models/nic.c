@@ -92,6 +92,8 @@ static uint32_t ready_pop(struct net *n, struct host_rt *h)
     h->ready_head = n->qps[id].next_ready;
     if (h->ready_head == NONE32)
         h->ready_tail = NONE32;
+    else /* the NIC's next QP: it loads while other hosts' events run */
+        net_prefetch_qp(n, h->ready_head);
     n->qps[id].state = QP_IDLE;
     return id;
 }
@@ -372,6 +374,28 @@ static void wake_fire(void *ctx, uint64_t host)
 {
     struct net *n = ctx;
     port_kick(n, &n->ports[n->hosts[host].port]);
+}
+
+void nic_prefetch_dequeue(const struct net *n, const struct host_rt *h)
+{
+    if (h->heap_n) /* a paced QP whose slot has come goes first when none is ready */
+        net_prefetch_qp(n, h->heap[0].qp);
+    if (h->ready_head == NONE32)
+        return;
+    /* the QP itself was prefetched when it became the head (ready_pop) */
+    uint32_t m = n->qps[h->ready_head].cur_msg;
+    if (m < n->nxfers + n->nparts)
+        __builtin_prefetch(&n->xfers[m]);
+    if (m < schedule_count(n->sched))
+        __builtin_prefetch(schedule_get(n->sched, m));
+}
+
+void nic_prefetch_timer(const struct net *n, const struct timer *t)
+{
+    if (t->fn == wake_fire && t->arg < n->topo->nhosts)
+        nic_prefetch_dequeue(n, &n->hosts[t->arg]);
+    else if (t->fn == rto_fire && t->arg < n->nqps)
+        net_prefetch_qp(n, (uint32_t)t->arg);
 }
 
 /* ---------- control packets ---------- */
