@@ -718,7 +718,7 @@ static void build_ports(struct net *n)
 {
     const struct scenario *sc = n->sc;
     const struct topology *topo = n->topo;
-    n->ports = g_new0(struct port_rt, topo->nports);
+    n->ports = huge_array0(topo->nports, sizeof(struct port_rt));
     for (uint32_t i = 0; i < topo->nports; i++) {
         struct port_rt *p = &n->ports[i];
         const struct topo_port *tp = &topo->ports[i];
@@ -918,8 +918,8 @@ static void build_qps(struct net *n, GArray *qpinit)
     const struct topology *topo = n->topo;
     n->nqps = qpinit->len;
     /* cache-line aligned: each QP's lines belong to it alone */
-    n->qps = g_aligned_alloc0(n->nqps ? n->nqps : 1, sizeof(struct qp_rt), 64);
-    n->qresp = g_aligned_alloc0(n->nqps ? n->nqps : 1, sizeof(struct qp_resp), 64);
+    n->qps = huge_array0(n->nqps, sizeof(struct qp_rt));
+    n->qresp = huge_array0(n->nqps, sizeof(struct qp_resp));
     if (sc->rx_order == RX_OOO_PLACE) {
         n->ooo = g_new0(struct ooo_rx, n->nqps ? n->nqps : 1);
         for (uint32_t q = 0; q < n->nqps; q++)
@@ -1059,7 +1059,7 @@ void net_free(struct net *n)
     if (n->ports)
         for (uint32_t i = 0; i < n->topo->nports; i++)
             g_free(n->ports[i].hist);
-    g_free(n->ports);
+    g_aligned_free(n->ports);
     g_aligned_free(n->switches);
     if (n->hosts)
         for (uint32_t h = 0; h < n->topo->nhosts; h++)

@@ -1,14 +1,20 @@
 /* Arrays that grow in place: their largest extent is reserved as address space up front
  * (MAP_NORESERVE: no memory is committed until a page is touched), so growing never moves
- * them and pointers into them stay valid. */
+ * them and pointers into them stay valid. And large fixed arrays backed by huge pages. */
 #ifndef ROCESIM_RESERVE_H
 #define ROCESIM_RESERVE_H
 #include <stddef.h>
 #include <stdint.h>
 
 /* Reserves room for MAX elements of ELEM bytes, zero-filled as pages are first touched;
- * NULL when the address space cannot be reserved. */
+ * NULL when the address space cannot be reserved. Asks for transparent huge pages. */
 void *reserve_array(size_t elem, uint64_t max);
 void reserve_release(void *base, size_t elem, uint64_t max);
+
+/* N zeroed elements of ELEM bytes, 64-byte aligned, whose 2 MB-aligned part is backed by
+ * transparent huge pages where the kernel allows it (madvise mode, Debian's default): the
+ * models' per-QP and per-port arrays are walked at random, and on a large fabric a 4 KB
+ * page per access misses the TLB as well as the caches. Free with g_aligned_free(). */
+void *huge_array0(size_t n, size_t elem);
 
 #endif
