@@ -120,6 +120,10 @@ struct qp_rt {
     uint32_t psn_end;          /* PSN after the last posted packet */
     uint32_t snd_nxt, snd_una, max_sent;
     uint32_t msg_head, msg_tail, cur_msg; /* transfer ids (linked through xfer_rt.next_on_qp) */
+    /* cur_msg's size, first PSN and packets (nic.c qp_set_cur): a data packet reads them here,
+     * not from its transfer and the schedule, two cache misses per packet on a large fabric */
+    uint32_t cur_psn_first, cur_npkts;
+    uint64_t cur_bytes;
     simtime_t next_avail;      /* pacing: last_tx + last packet's time at the current rate */
     simtime_t last_tx;         /* when the last data packet started */
     uint32_t last_wire;        /* its wire bytes */

@@ -169,6 +169,17 @@ bool nic_has_work(const struct net *n, const struct host_rt *h)
 
 /* ---------- requester ---------- */
 
+/* Makes m (a posted transfer of the QP, or NONE32) the one the QP sends from next. */
+static void qp_set_cur(struct net *n, struct qp_rt *q, uint32_t m)
+{
+    q->cur_msg = m;
+    if (m == NONE32)
+        return;
+    q->cur_psn_first = n->xfers[m].psn_first;
+    q->cur_npkts = n->xfers[m].npkts;
+    q->cur_bytes = xfer_bytes(n, m);
+}
+
 void nic_post(struct net *n, uint32_t xid)
 {
     struct xfer_rt *x = &n->xfers[xid];
@@ -183,7 +194,7 @@ void nic_post(struct net *n, uint32_t xid)
         n->xfers[q->msg_tail].next_on_qp = xid;
     q->msg_tail = xid;
     if (q->cur_msg == NONE32)
-        q->cur_msg = xid;
+        qp_set_cur(n, q, xid);
     if (n->ooo && n->ooo[x->qp].rx_msg == NONE32) /* every earlier transfer is complete at the responder */
         n->ooo[x->qp].rx_msg = xid;
     if (q->snd_una == q->snd_nxt)
@@ -196,9 +207,9 @@ void nic_post(struct net *n, uint32_t xid)
 static uint32_t build_data(struct net *n, uint32_t id)
 {
     struct qp_rt *q = &n->qps[id];
-    struct xfer_rt *x = &n->xfers[q->cur_msg];
-    uint64_t bytes = xfer_bytes(n, q->cur_msg);
-    uint32_t off = q->snd_nxt - x->psn_first;
+    uint64_t bytes = q->cur_bytes;
+    uint32_t npkts = q->cur_npkts;
+    uint32_t off = q->snd_nxt - q->cur_psn_first;
     uint64_t sent = (uint64_t)off * n->sc->mtu;
     uint32_t payload = (uint32_t)(bytes - sent < n->sc->mtu ? bytes - sent : n->sc->mtu);
     uint32_t i = pkt_alloc(n);
@@ -210,12 +221,12 @@ static uint32_t build_data(struct net *n, uint32_t id)
     pk->dst = q->dst;
     pk->transfer = q->cur_msg;
     pk->payload = (uint16_t)payload;
-    pk->flags = (off == 0 ? PKT_F_FIRST : 0) | (off + 1 == x->npkts ? PKT_F_LAST : 0);
+    pk->flags = (off == 0 ? PKT_F_FIRST : 0) | (off + 1 == npkts ? PKT_F_LAST : 0);
     /* a message is WRITE FIRST..LAST, the last WITH IMMEDIATE (NCCL's net_ib posts its last
      * work request as RDMA_WRITE_WITH_IMM; the replay does the same): RETH on the first,
      * ImmDt on the last, both on an ONLY */
     pk->frame = (uint16_t)(payload + ROCE_HDR_BYTES + (off == 0 ? ROCE_RETH_BYTES : 0) +
-                           (off + 1 == x->npkts ? ROCE_IMMDT_BYTES : 0));
+                           (off + 1 == npkts ? ROCE_IMMDT_BYTES : 0));
     pk->sport = q->sport;
     pk->prio = q->prio;
     pk->ecn = ECN_ECT0;
@@ -237,8 +248,8 @@ static uint32_t build_data(struct net *n, uint32_t id)
         q->max_sent = q->snd_nxt + 1;
     }
     q->snd_nxt++;
-    if (off + 1 == x->npkts)
-        q->cur_msg = x->next_on_qp;
+    if (off + 1 == npkts) /* the next message, posted by now or NONE32 (nic_post sets it) */
+        qp_set_cur(n, q, n->xfers[q->cur_msg].next_on_qp);
     return i;
 }
 
@@ -257,7 +268,7 @@ static void go_back(struct net *n, uint32_t id, uint32_t psn)
     uint32_t m = q->msg_head;
     while (m != NONE32 && n->xfers[m].psn_first + n->xfers[m].npkts <= psn)
         m = n->xfers[m].next_on_qp;
-    q->cur_msg = m;
+    qp_set_cur(n, q, m);
     q->snd_nxt = psn;
     qp_activate(n, id);
 }
@@ -380,14 +391,8 @@ void nic_prefetch_dequeue(const struct net *n, const struct host_rt *h)
 {
     if (h->heap_n) /* a paced QP whose slot has come goes first when none is ready */
         net_prefetch_qp(n, h->heap[0].qp);
-    if (h->ready_head == NONE32)
-        return;
-    /* the QP itself was prefetched when it became the head (ready_pop) */
-    uint32_t m = n->qps[h->ready_head].cur_msg;
-    if (m < n->nxfers + n->nparts)
-        __builtin_prefetch(&n->xfers[m]);
-    if (m < schedule_count(n->sched))
-        __builtin_prefetch(schedule_get(n->sched, m));
+    if (h->ready_head != NONE32) /* the packet's message is in the QP (qp_set_cur) */
+        net_prefetch_qp(n, h->ready_head);
 }
 
 void nic_prefetch_timer(const struct net *n, const struct timer *t)
