@@ -173,6 +173,12 @@ static void ev_failed(void *ctx, uint32_t xfer, const char *why)
                                  " bytes): %s", r->me, xfer, t->src, t->dst, t->bytes, why));
 }
 
+static void ev_broken(void *ctx, const char *why)
+{
+    struct rank_state *r = ctx;
+    stop_with(r, g_strdup_printf("rank %u: %s", r->me, why));
+}
+
 static void start(struct rank_state *r, uint32_t x, int64_t now)
 {
     const struct transfer *t = schedule_get(r->s, x);
@@ -382,7 +388,7 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
     r.ctrl = ctrl_connect(c->rank, size, c->ctrl_addr, c->ctrl_port, setup_deadline, err);
     if (!r.ctrl)
         goto out;
-    struct xport_events ev = { &r, ev_landed, ev_notified, ev_acked, ev_failed };
+    struct xport_events ev = { &r, ev_landed, ev_notified, ev_acked, ev_failed, ev_broken };
     GError *xe = NULL;
     GBytes *ep = NULL;
     if (c->transport && !strcmp(c->transport, "verbs")) {

@@ -17,6 +17,9 @@ struct xport_events {
     void (*acked)(void *ctx, uint32_t xfer, int64_t t_ns);
     /* transfer `xfer` cannot complete (retries exceeded, peer unreachable) */
     void (*failed)(void *ctx, uint32_t xfer, const char *why);
+    /* this host cannot go on, though none of its own transfers failed (an ACK or CNP it
+     * must send was refused: its peers' transfers would only time out) */
+    void (*broken)(void *ctx, const char *why);
 };
 
 /* Counters a transport keeps; names are those of counters.csv. */

@@ -77,7 +77,7 @@ struct udp {
     struct xport_stats st;
     uint64_t rng;                /* xorshift state for --drop */
     uint8_t buf[FRAME_MAX_BYTES];
-    GError *fatal;
+    gboolean ctrl_failed;        /* an ACK, NAK or CNP was refused: reported once */
 };
 
 uint32_t udp_initial_psn(uint32_t qpn) { return (qpn * 2654435761u) >> 8; }
@@ -164,6 +164,21 @@ static int send_frame(struct udp *u, int fd, uint32_t to, uint8_t dscp, uint8_t 
     return errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EINTR ? 0 : errno;
 }
 
+/* A control frame the kernel refused (send_frame): the peer's transfer would retransmit
+ * until its retry budget runs out and then blame this host's silence, so it is said here. */
+static void ctrl_refused(struct udp *u, uint32_t peer, const char *what, int e)
+{
+    if (u->ctrl_failed || !u->ev.broken)
+        return;
+    u->ctrl_failed = TRUE;
+    char ip[INET_ADDRSTRLEN];
+    inet_ntop(AF_INET, &u->c.addr[peer], ip, sizeof ip);
+    char *why = g_strdup_printf("sending %s to host %u (UDP %s:%u) failed: %s", what, peer, ip, u->c.port,
+                                g_strerror(e));
+    u->ev.broken(u->ev.ctx, why);
+    g_free(why);
+}
+
 static void send_ack(struct udp *u, struct urx *r, gboolean nak)
 {
     struct packet p = { .kind = nak ? PKT_NAK : PKT_ACK, .src = u->c.me, .dst = r->peer,
@@ -172,7 +187,9 @@ static void send_ack(struct udp *u, struct urx *r, gboolean nak)
     p.psn = (r->ipsn + (nak ? r->nxt : r->nxt - 1)) & 0xFFFFFF;
     struct frame_ctx fc = { .msn = 0 };
     size_t len = frame_build(&p, &fc, u->buf, sizeof u->buf);
-    send_frame(u, u->fd, r->peer, r->dscp, ECN_ECT0, u->buf, len);
+    int e = send_frame(u, u->fd, r->peer, r->dscp, ECN_ECT0, u->buf, len);
+    if (e)
+        ctrl_refused(u, r->peer, nak ? "a NAK" : "an ACK", e);
     r->unacked = 0;
     if (r->cnp_flag)
         u->st.cnp_sent++; /* np_cnp_sent counts flagged ACKs too, as models/nic.c does */
@@ -186,7 +203,9 @@ static void send_cnp(struct udp *u, struct urx *r)
     struct packet p = { .kind = PKT_CNP, .src = u->c.me, .dst = r->peer, .dst_qpn = r->peer_qpn,
                         .sport = r->sport, .dscp = 48 };
     size_t len = frame_build(&p, NULL, u->buf, sizeof u->buf);
-    send_frame(u, u->fd, r->peer, 48, ECN_ECT0, u->buf, len);
+    int e = send_frame(u, u->fd, r->peer, 48, ECN_ECT0, u->buf, len);
+    if (e)
+        ctrl_refused(u, r->peer, "a CNP", e);
     u->st.cnp_sent++;
 }
 

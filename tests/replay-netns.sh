@@ -5,9 +5,9 @@
 # with the launcher's variables set by hand (mpirun cannot place ranks in namespaces).
 #   replay-netns.sh ROCESIM SCHEDULE SCENARIO OUT FIFO_BYTES [extra replay options]
 # Exit: the status of rank 0 (77 when the namespaces cannot be made). Everything it creates is
-# removed on exit, whatever happens. PROHIBIT_UDP_H1=PORT: host 1's kernel refuses every UDP
-# datagram it sends to PORT (a policy rule of type prohibit: sendmsg fails with EACCES), as a
-# lab host's firewall would; its TCP control connection is not touched.
+# removed on exit, whatever happens. PROHIBIT_UDP_H1=PORT (or H0, H2, H3): that host's kernel
+# refuses every UDP datagram it sends to PORT (a policy rule of type prohibit: sendmsg fails
+# with EACCES), as a lab host's firewall would; its TCP control connection is not touched.
 set -u
 ROCESIM=$1 SCHED=$2 SCEN=$3 OUT=$4 FIFO=$5
 shift 5
@@ -71,9 +71,12 @@ for i in 0 1 2 3; do
         [ $i = $j ] || ip -n ${P}h$j neigh add 10.12.0.$((i + 1)) lladdr "$mac" dev eth0 nud permanent
     done
 done
-if [ -n "${PROHIBIT_UDP_H1:-}" ]; then
-    ip -n ${P}h1 rule add ipproto udp dport "$PROHIBIT_UDP_H1" prohibit || exit 77
-fi
+for i in 0 1 2 3; do
+    eval "port=\${PROHIBIT_UDP_H$i:-}"
+    if [ -n "$port" ]; then
+        ip -n ${P}h$i rule add ipproto udp dport "$port" prohibit || exit 77
+    fi
+done
 PRIO="nice -n -10"
 chrt -f 1 true 2>/dev/null && PRIO="chrt -f 1"
 for i in 3 2 1 0; do

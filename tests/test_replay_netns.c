@@ -293,10 +293,41 @@ static void test_refused_send_named(void)
     lab_case_free(&c);
 }
 
+/* An ACK the kernel refuses (host 0, the incast's receiver, prohibits UDP to the RoCE port):
+ * the receiver says so at once. Its senders would otherwise retransmit 7 x --rto and report
+ * that host 0 never answered. */
+static void test_refused_ack_named(void)
+{
+    if (!have_netns())
+        return;
+    struct lab_case c = lab_case_new("replay/incast4-jumbo.ini");
+    char *lab = g_build_filename(c.dir, "lab", NULL);
+    g_setenv("PROHIBIT_UDP_H0", "4791", TRUE);
+    char *log = NULL;
+    gint64 t0 = g_get_monotonic_time();
+    int rc = netns_replay(c.sched, c.ini, lab, 2000000, "--rto 2s --udp-port 4791", &log);
+    double took = (double)(g_get_monotonic_time() - t0) / 1e6;
+    g_unsetenv("PROHIBIT_UDP_H0");
+    CU_ASSERT_EQUAL(rc, 1);
+    char *why = summary_reason(lab);
+    /* hosts 1-3 send to host 0, which only acknowledges: 10.12.0.2-4 in the script's map */
+    gboolean named = strstr(why, "rank 0: sending an ACK to host ") && strstr(why, "(UDP 10.12.0.") &&
+                     strstr(why, ":4791) failed: Permission denied");
+    if (rc != 1 || !named)
+        fprintf(stderr, "\nexit %d, reason '%s'; log:\n%s\n", rc, why, log ? log : "");
+    CU_ASSERT(named);
+    CU_ASSERT(took < 14); /* well inside one retry budget (7 x 2 s) plus start-up */
+    g_free(why);
+    g_free(log);
+    g_free(lab);
+    lab_case_free(&c);
+}
+
 static CU_TestInfo tests[] = {
     { "netns incast: FCT within 15% of the simulation", test_incast_fct_vs_simulation },
     { "netns small FIFO: drops recovered by go-back-N", test_small_fifo_drops_recovered },
     { "netns: a send the kernel refuses ends the replay, named", test_refused_send_named },
+    { "netns: an ACK the kernel refuses ends the replay, named", test_refused_ack_named },
     CU_TEST_INFO_NULL,
 };
 
