@@ -421,7 +421,7 @@ void net_run_mpi(struct net *n)
         n->wk[w].wire = g_new0(struct net_wire, P + 1);
         if (w != me && w != P)
             continue;
-        eng[w] = g_new(struct engine, 1);
+        eng[w] = g_aligned_alloc0(1, sizeof(struct engine), 64);
         engine_init(eng[w]);
         net_install_prefetch(n, eng[w]);
         engine_set_entities(eng[w], n->topo->nnodes);
@@ -458,7 +458,7 @@ void net_run_mpi(struct net *n)
     for (uint32_t w = 0; w <= P; w++) {
         if (eng[w]) {
             engine_free(eng[w]);
-            g_free(eng[w]);
+            g_aligned_free(eng[w]);
         }
         n->wk[w].eng = w ? NULL : &n->eng;
     }

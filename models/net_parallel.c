@@ -274,7 +274,7 @@ void net_run_workers(struct net *n)
     net_workers_resize(n, 1, workers + 1);
     struct engine **eng = g_new(struct engine *, workers + 1);
     for (uint32_t w = 0; w <= workers; w++) {
-        eng[w] = g_new(struct engine, 1);
+        eng[w] = g_aligned_alloc0(1, sizeof(struct engine), 64);
         engine_init(eng[w]);
         net_install_prefetch(n, eng[w]);
         engine_set_entities(eng[w], n->topo->nnodes);
@@ -316,7 +316,7 @@ void net_run_workers(struct net *n)
     engine_group_free(&g);
     for (uint32_t w = 0; w <= workers; w++) {
         engine_free(eng[w]);
-        g_free(eng[w]);
+        g_aligned_free(eng[w]);
         n->wk[w].eng = w ? NULL : &n->eng;
     }
     g_free(eng);

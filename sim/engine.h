@@ -92,7 +92,9 @@ struct engine {
     /* optional: warms the caches for the events that run next (engine_set_prefetch) */
     void (*prefetch)(void *ctx, const struct event *next, const struct event *after);
     void *prefetch_ctx;
-};
+} __attribute__((aligned(64))); /* an engine's lines are its own: each event writes `now`, `cur`
+                                 * and bucket 0's head, and a parallel run's engines run on
+                                 * different cores (allocate with g_aligned_alloc0) */
 
 #define ENGINE_NONE UINT32_MAX
 

@@ -768,7 +768,7 @@ static uint64_t gtoy_run(struct gtoy *g, uint32_t workers, const uint32_t *part)
         memcpy(map, part, TOY_ENT * sizeof *map);
         map[TOY_ENT] = workers;
         for (uint32_t w = 0; w <= workers; w++) {
-            eng[w] = g_new(struct engine, 1);
+            eng[w] = g_aligned_alloc0(1, sizeof(struct engine), 64);
             engine_init(eng[w]);
             engine_set_entities(eng[w], TOY_ENT);
             memcpy(eng[w]->seq, setup.seq, (TOY_ENT + 1) * sizeof *setup.seq);
@@ -783,7 +783,7 @@ static uint64_t gtoy_run(struct gtoy *g, uint32_t workers, const uint32_t *part)
             events += eng[w]->events;
             CU_ASSERT_EQUAL(engine_pending(eng[w]), 0);
             engine_free(eng[w]);
-            g_free(eng[w]);
+            g_aligned_free(eng[w]);
         }
     }
     engine_free(&setup);
