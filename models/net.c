@@ -1087,7 +1087,7 @@ void net_free(struct net *n)
             g_free(n->wk[w].wire[d].pkt);
             g_free(n->wk[w].wire[d].intd);
         }
-        g_free(n->wk[w].wire);
+        g_aligned_free(n->wk[w].wire);
     }
     g_aligned_free(n->wk);
     net_partition_free(n->part);

@@ -15,6 +15,7 @@
 #include <string.h>
 #include "models/net.h"
 #include "sim/engine_group.h"
+#include "sim/reserve.h"
 #include "sim/mpi_comm.h"
 
 /* A sampled value on its way to rank 0. */
@@ -418,7 +419,7 @@ void net_run_mpi(struct net *n)
         if (w && w != me)
             n->wk[w].pool_free = NONE32;
         n->wk[w].index = w;
-        n->wk[w].wire = g_new0(struct net_wire, P + 1);
+        n->wk[w].wire = own_lines0(P + 1, sizeof(struct net_wire)); /* written per event */
         if (w != me && w != P)
             continue;
         eng[w] = g_aligned_alloc0(1, sizeof(struct engine), 64);

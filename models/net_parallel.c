@@ -12,6 +12,7 @@
 #include <string.h>
 #include "models/net.h"
 #include "sim/engine_group.h"
+#include "sim/reserve.h"
 
 struct net_partition {
     uint32_t workers;
@@ -285,7 +286,7 @@ void net_run_workers(struct net *n)
         if (w)
             n->wk[w].pool_free = NONE32;
         n->wk[w].index = w;
-        n->wk[w].wire = g_new0(struct net_wire, workers + 1);
+        n->wk[w].wire = own_lines0(workers + 1, sizeof(struct net_wire)); /* written per event */
     }
     n->worker_of = p->worker_of;
     n->nworkers = workers;

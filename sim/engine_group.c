@@ -1,5 +1,6 @@
 #include "sim/engine_group.h"
 #include "sim/mpi_comm.h"
+#include "sim/reserve.h"
 #include <glib.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -56,7 +57,7 @@ void engine_group_init(struct engine_group *g, struct engine **eng, uint32_t wor
             continue; /* another rank's */
         eng[w]->grp = g;
         eng[w]->self = w;
-        eng[w]->out = g_new0(struct engine_outbox, workers + 1);
+        eng[w]->out = own_lines0(workers + 1, sizeof(struct engine_outbox)); /* written per event */
     }
 }
 
@@ -78,7 +79,7 @@ void engine_group_free(struct engine_group *g)
             continue;
         for (uint32_t d = 0; e->out && d <= g->workers; d++)
             g_free(e->out[d].ev);
-        g_free(e->out);
+        g_aligned_free(e->out);
         e->out = NULL;
         e->grp = NULL;
     }

@@ -48,3 +48,9 @@ void *huge_array0(size_t n, size_t elem)
     memset(p, 0, n * elem);
     return p;
 }
+
+void *own_lines0(size_t n, size_t elem)
+{
+    size_t bytes = ((n ? n : 1) * elem + 63) & ~(size_t)63;
+    return g_aligned_alloc0(1, bytes, 64);
+}

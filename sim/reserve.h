@@ -17,4 +17,9 @@ void reserve_release(void *base, size_t elem, uint64_t max);
  * page per access misses the TLB as well as the caches. Free with g_aligned_free(). */
 void *huge_array0(size_t n, size_t elem);
 
+/* N zeroed elements of ELEM bytes on cache lines no other allocation shares (64-byte
+ * aligned, rounded up to whole lines): for what one thread of a parallel run writes at every
+ * event while another writes its neighbour. Free with g_aligned_free(). */
+void *own_lines0(size_t n, size_t elem);
+
 #endif
