@@ -1,6 +1,7 @@
 /* Collective builders, see collective.h for the schedules and the rules they follow. */
 #include "models/collective.h"
 #include "models/memory.h"
+#include "sim/blocks.h"
 #include <string.h>
 
 G_DEFINE_QUARK(rocesim-collective-error-quark, collective_error)
@@ -172,6 +173,7 @@ struct builder {
     uint32_t job, coll;
     uint32_t begin;      /* begin marker of the iteration being built */
     GHashTable *win;     /* QP key -> struct qpwin, emptied at every iteration */
+    struct block_store wins; /* the qpwin records (sim/blocks.h) */
 };
 
 #define MAX_EMIT_DEPS 4
@@ -190,7 +192,7 @@ static uint32_t emit(struct builder *b, uint32_t from, uint32_t to, uint32_t ch,
     gint64 key = ((gint64)from * b->n + to) * COLLECTIVE_MAX_CHANNELS + ch;
     struct qpwin *w = g_hash_table_lookup(b->win, &key);
     if (!w) {
-        w = g_new0(struct qpwin, 1);
+        w = block_store_take(&b->wins);
         w->key = key;
         g_hash_table_insert(b->win, &w->key, w);
     }
@@ -736,8 +738,9 @@ gboolean collective_build(struct schedule *s, const struct collective_spec *sp, 
         .job = schedule_add_job(s, sp->name, op_names[sp->op], algo_names[sp->algorithm],
                                 sp->nranks),
         .coll = SCHEDULE_NO_JOB,
-        .win = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free),
+        .win = g_hash_table_new(g_int64_hash, g_int64_equal),
     };
+    block_store_init(&b.wins, sizeof(struct qpwin), 65536);
     uint32_t start = marker(&b, 0, NULL, 0, sp->start, SCHEDULE_NO_JOB);
 
     /* The first begin marker waits for the start and for `after` (sorted, without repeats). */
@@ -769,9 +772,11 @@ gboolean collective_build(struct schedule *s, const struct collective_spec *sp, 
         };
         g_array_append_val(s->colls, c);
         g_hash_table_remove_all(b.win); /* the end marker waited for everything */
+        block_store_reset(&b.wins);
     }
     g_array_free(first, TRUE);
     g_hash_table_destroy(b.win);
+    block_store_clear(&b.wins);
     return TRUE;
 }
 

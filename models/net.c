@@ -5,6 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "models/memory.h"
+#include "sim/blocks.h"
 #include "sim/radix.h"
 #include "sim/reserve.h"
 
@@ -649,28 +650,18 @@ static gboolean qp_key_eq(gconstpointer a, gconstpointer b)
     return memcmp(a, b, sizeof(struct qp_key)) == 0;
 }
 
-/* The hash tables' keys, in blocks that never move: one allocation per block, not per key
- * (on a 4096-host AllToAll there are 16.8 M QPs, and freeing as many 16-byte keys, then
- * malloc consolidating them, was a sixth of building the fabric). */
-#define KEY_BLOCK 65536u
-struct key_store {
-    GPtrArray *blocks;
-    uint32_t used;             /* keys taken from the last block */
-};
-
-static const struct qp_key *key_keep(struct key_store *ks, const struct qp_key *k)
+/* A copy of key for a table (sim/blocks.h: on a 4096-host AllToAll there are 16.8 M QPs,
+ * and one allocation and free per key, then malloc consolidating them, were a sixth of
+ * building the fabric). */
+static struct qp_key *key_keep(struct block_store *keys, const struct qp_key *k)
 {
-    if (!ks->blocks->len || ks->used == KEY_BLOCK) {
-        g_ptr_array_add(ks->blocks, g_new(struct qp_key, KEY_BLOCK));
-        ks->used = 0;
-    }
-    struct qp_key *p = (struct qp_key *)g_ptr_array_index(ks->blocks, ks->blocks->len - 1) + ks->used++;
+    struct qp_key *p = block_store_take(keys);
     *p = *k;
     return p;
 }
 
 /* The QP of `key`, created (in order of first use) if new. */
-static uint32_t qp_for(GHashTable *qpmap, struct key_store *ks, GArray *qpinit, const struct qp_key *key,
+static uint32_t qp_for(GHashTable *qpmap, struct block_store *keys, GArray *qpinit, const struct qp_key *key,
                        uint8_t prio)
 {
     gpointer v;
@@ -679,7 +670,7 @@ static uint32_t qp_for(GHashTable *qpmap, struct key_store *ks, GArray *qpinit, 
     uint32_t id = qpinit->len;
     struct qp_found f = { *key, prio };
     g_array_append_val(qpinit, f);
-    g_hash_table_insert(qpmap, (gpointer)key_keep(ks, key), GUINT_TO_POINTER(id));
+    g_hash_table_insert(qpmap, key_keep(keys, key), GUINT_TO_POINTER(id));
     return id;
 }
 
@@ -830,7 +821,8 @@ static GArray *build_transfers(struct net *n, GError **err)
     n->nxfers = schedule_count(sched);
     n->xfers = g_new0(struct xfer_rt, n->nxfers ? n->nxfers : 1);
     n->dep_off = g_new0(uint32_t, n->nxfers + 1);
-    struct key_store ks = { g_ptr_array_new_with_free_func(g_free), 0 };
+    struct block_store keys;
+    block_store_init(&keys, sizeof(struct qp_key), 65536);
     GHashTable *qpmap = g_hash_table_new(qp_key_hash, qp_key_eq);
     GArray *qpinit = g_array_new(FALSE, FALSE, sizeof(struct qp_found));
     /* multi-QP connections: messages seen per connection, and the per-QP parts of split
@@ -874,7 +866,7 @@ static GArray *build_transfers(struct net *n, GError **err)
             for (uint32_t k = 0; k * chunk < t->bytes; k++) {
                 uint64_t b = t->bytes - k * chunk < chunk ? t->bytes - k * chunk : chunk;
                 struct qp_key key = { t->src, t->dst, t->qp, k };
-                struct xfer_rt part = { .split = i, .next_on_qp = NONE32, .qp = qp_for(qpmap, &ks, qpinit, &key, t->prio),
+                struct xfer_rt part = { .split = i, .next_on_qp = NONE32, .qp = qp_for(qpmap, &keys, qpinit, &key, t->prio),
                                         .npkts = (uint32_t)((b + sc->mtu - 1) / sc->mtu) };
                 g_array_append_val(parts, part);
                 g_array_append_val(part_bytes, b);
@@ -892,16 +884,16 @@ static GArray *build_transfers(struct net *n, GError **err)
             if (g_hash_table_lookup_extended(conn_msgs, &ck, &kept, &c))
                 cnt = GPOINTER_TO_UINT(c);
             else
-                kept = (gpointer)key_keep(&ks, &ck);
+                kept = key_keep(&keys, &ck);
             sub = cnt % nq;
             g_hash_table_insert(conn_msgs, kept, GUINT_TO_POINTER(cnt + 1));
         }
         struct qp_key key = { t->src, t->dst, t->qp, sub };
-        x->qp = qp_for(qpmap, &ks, qpinit, &key, t->prio);
+        x->qp = qp_for(qpmap, &keys, qpinit, &key, t->prio);
     }
     g_hash_table_unref(qpmap);
     g_hash_table_unref(conn_msgs);
-    g_ptr_array_free(ks.blocks, TRUE);
+    block_store_clear(&keys);
     n->nparts = parts->len;
     if (parts->len) {
         n->xfers = g_renew(struct xfer_rt, n->xfers, nxfers_all);
@@ -913,7 +905,7 @@ static GArray *build_transfers(struct net *n, GError **err)
 fail:
     g_hash_table_unref(qpmap);
     g_hash_table_unref(conn_msgs);
-    g_ptr_array_free(ks.blocks, TRUE);
+    block_store_clear(&keys);
     g_array_free(parts, TRUE);
     g_array_free(part_bytes, TRUE);
     g_array_free(qpinit, TRUE);
