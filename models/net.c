@@ -86,13 +86,9 @@ static void on_arrival(void *ctx, uint64_t arg)
 /* The engine's prefetch hook (engine_set_prefetch). On bench/large.ini the 1M QPs, the
  * packets queued in 64 MB buffers and the ports are far larger than the caches, so nearly
  * every event starts with loads from memory. `after` (two events ahead) gets the lines its
- * event names directly; `next`, whose lines that started one event earlier, gets those they
- * lead to: an arrival's QP, a port's head packet or its NIC's next QP. Reads only. */
-static inline void prefetch_lines(const void *p, int lines)
-{
-    for (int k = 0; k < lines; k++)
-        __builtin_prefetch((const char *)p + 64 * k);
-}
+ * event names directly; `next`, whose own lines started loading one event earlier, gets the
+ * lines they lead to: an arrival's QP, a port's head packets or its NIC's next QP. Reads
+ * only. */
 
 static void prefetch_next(const struct net *n, const struct event *ev)
 {
@@ -138,7 +134,7 @@ static void net_prefetch(void *ctx, const struct event *next, const struct event
         } else {
             const struct timer *t = engine_event_timer(after);
             if (t)
-                prefetch_lines(t, 2);
+                net_prefetch_bytes(t, sizeof *t);
         }
     }
     prefetch_next(n, next);

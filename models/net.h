@@ -386,11 +386,18 @@ static inline const uint16_t *net_routes(const struct net *n, uint32_t node, uin
     return &n->converged->route_ports[n->converged->route_off[idx]];
 }
 
-/* Starts loading a QP's state (a hint, for large fabrics: see net_prefetch in net.c). */
+/* Starts loading every cache line of the `bytes` at p (a hint, for large fabrics: see
+ * net_prefetch in net.c). */
+static inline void net_prefetch_bytes(const void *p, size_t bytes)
+{
+    for (uintptr_t a = (uintptr_t)p & ~(uintptr_t)63; a < (uintptr_t)p + bytes; a += 64)
+        __builtin_prefetch((const void *)a);
+}
+
+/* Starts loading a QP's state. */
 static inline void net_prefetch_qp(const struct net *n, uint32_t id)
 {
-    for (size_t k = 0; k < sizeof(struct qp_rt); k += 64)
-        __builtin_prefetch((const char *)&n->qps[id] + k);
+    net_prefetch_bytes(&n->qps[id], sizeof(struct qp_rt));
 }
 
 /* Gives an engine that runs this fabric's events the fabric's prefetch hook (net.c). */
