@@ -1,4 +1,5 @@
 #include "results_io/folder.h"
+#include "results_io/async_file.h"
 #include "results_io/gz.h"
 #include <errno.h>
 #include <glib/gstdio.h>
@@ -112,8 +113,8 @@ FILE *results_open(const struct results_dir *r, const char *name, GError **err)
         return NULL;
     }
     g_free(p);
-    setvbuf(f, NULL, _IOFBF, 1 << 20);
-    return f;
+    setvbuf(f, NULL, _IONBF, 0); /* the writer thread hands it whole chunks */
+    return async_file(f);
 }
 
 FILE *results_open_gz(const struct results_dir *r, const char *name, GError **err)
@@ -123,7 +124,7 @@ FILE *results_open_gz(const struct results_dir *r, const char *name, GError **er
     if (!f)
         g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot write %s: %s", p, g_strerror(errno));
     else
-        setvbuf(f, NULL, _IOFBF, 1 << 16);
+        f = async_file(f); /* compressed by the writer thread */
     g_free(p);
     return f;
 }

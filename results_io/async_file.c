@@ -1,0 +1,158 @@
+/* The writer thread behind a results stream (see async_file.h): a ring of ASYNC_FILE_SLOTS
+ * buffers that the stream's writes fill and the thread empties in order. pthread rather
+ * than GLib's mutex: ThreadSanitizer (make check runs it) sees pthread's. */
+#define _GNU_SOURCE
+#include "results_io/async_file.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 4 MB in flight at most: enough to keep the thread busy while the rows are formatted,
+ * little beside a run's memory */
+#define ASYNC_FILE_SLOTS 4
+
+struct slot {
+    size_t len;
+    char *buf;
+};
+
+struct async {
+    FILE *inner;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t changed;    /* a slot was filled or emptied, or the stream is closing */
+    struct slot slot[ASYNC_FILE_SLOTS];
+    unsigned head, count;      /* the oldest full slot and how many are full */
+    size_t fill;               /* bytes in the slot being filled (head + count) */
+    bool closing;
+    int err;                   /* errno of the first failed write, 0 if none */
+};
+
+static void *writer_main(void *data)
+{
+    struct async *a = data;
+    pthread_mutex_lock(&a->mu);
+    for (;;) {
+        while (!a->count && !a->closing)
+            pthread_cond_wait(&a->changed, &a->mu);
+        if (!a->count)
+            break; /* closing, and everything handed over is written */
+        struct slot *s = &a->slot[a->head];
+        bool failed = a->err != 0;
+        pthread_mutex_unlock(&a->mu);
+        int err = 0;
+        if (!failed && fwrite(s->buf, 1, s->len, a->inner) != s->len)
+            err = errno ? errno : EIO;
+        pthread_mutex_lock(&a->mu);
+        if (err && !a->err)
+            a->err = err;
+        a->head = (a->head + 1) % ASYNC_FILE_SLOTS;
+        a->count--;
+        pthread_cond_broadcast(&a->changed);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return NULL;
+}
+
+/* Hands the slot being filled to the thread; waits while every slot is full. Holds mu. */
+static void hand_over(struct async *a)
+{
+    a->slot[(a->head + a->count) % ASYNC_FILE_SLOTS].len = a->fill;
+    a->count++;
+    a->fill = 0;
+    pthread_cond_broadcast(&a->changed);
+    while (a->count == ASYNC_FILE_SLOTS)
+        pthread_cond_wait(&a->changed, &a->mu);
+}
+
+static ssize_t async_write(void *cookie, const char *buf, size_t len)
+{
+    struct async *a = cookie;
+    pthread_mutex_lock(&a->mu);
+    if (a->err) {
+        errno = a->err;
+        pthread_mutex_unlock(&a->mu);
+        return -1;
+    }
+    size_t done = 0;
+    while (done < len) {
+        /* the slot being filled is not the thread's until hand_over: copy without the lock */
+        struct slot *s = &a->slot[(a->head + a->count) % ASYNC_FILE_SLOTS];
+        size_t k = len - done < ASYNC_FILE_CHUNK - a->fill ? len - done : ASYNC_FILE_CHUNK - a->fill;
+        size_t at = a->fill;
+        pthread_mutex_unlock(&a->mu);
+        memcpy(s->buf + at, buf + done, k);
+        pthread_mutex_lock(&a->mu);
+        a->fill += k;
+        done += k;
+        if (a->fill == ASYNC_FILE_CHUNK)
+            hand_over(a);
+    }
+    pthread_mutex_unlock(&a->mu);
+    return (ssize_t)len;
+}
+
+static void async_free(struct async *a)
+{
+    pthread_cond_destroy(&a->changed);
+    pthread_mutex_destroy(&a->mu);
+    for (unsigned i = 0; i < ASYNC_FILE_SLOTS; i++)
+        free(a->slot[i].buf);
+    free(a);
+}
+
+static int async_close(void *cookie)
+{
+    struct async *a = cookie;
+    pthread_mutex_lock(&a->mu);
+    if (a->fill)
+        hand_over(a);
+    a->closing = true;
+    pthread_cond_broadcast(&a->changed);
+    pthread_mutex_unlock(&a->mu);
+    pthread_join(a->thread, NULL);
+    int err = a->err;
+    if (fclose(a->inner) != 0 && !err)
+        err = errno ? errno : EIO;
+    async_free(a);
+    if (err) {
+        errno = err;
+        return -1;
+    }
+    return 0;
+}
+
+FILE *async_file(FILE *inner)
+{
+    struct async *a = calloc(1, sizeof *a);
+    if (!a)
+        return inner;
+    a->inner = inner;
+    pthread_mutex_init(&a->mu, NULL);
+    pthread_cond_init(&a->changed, NULL);
+    for (unsigned i = 0; i < ASYNC_FILE_SLOTS; i++)
+        if (!(a->slot[i].buf = malloc(ASYNC_FILE_CHUNK))) {
+            async_free(a);
+            return inner;
+        }
+    if (pthread_create(&a->thread, NULL, writer_main, a) != 0) {
+        async_free(a);
+        return inner;
+    }
+    cookie_io_functions_t io = { .write = async_write, .close = async_close };
+    FILE *f = fopencookie(a, "w", io);
+    if (!f) { /* stop the thread, which has nothing to write */
+        pthread_mutex_lock(&a->mu);
+        a->closing = true;
+        pthread_cond_broadcast(&a->changed);
+        pthread_mutex_unlock(&a->mu);
+        pthread_join(a->thread, NULL);
+        async_free(a);
+        return inner;
+    }
+    /* stdio's own buffer as big as a slot: a full buffer is one copy into one slot */
+    setvbuf(f, NULL, _IOFBF, ASYNC_FILE_CHUNK);
+    return f;
+}

@@ -1,0 +1,130 @@
+/* results_io/async_file.c: the stream whose writes a thread hands to the file. What the
+ * results folder relies on: the file holds exactly the bytes written, in order, whatever the
+ * mix of small and large writes (a large fwrite skips stdio's buffer); compressed files come
+ * out the same through it; and a write the disk refuses makes fclose fail with that errno,
+ * as a plain stream's fclose does. */
+#include "results_io/async_file.h"
+#include "results_io/gz.h"
+#include "tests/testutil.h"
+#include <errno.h>
+
+/* Writes about 15 MB to f in pieces of 1 byte to 3 MB and returns what was written; *short_writes
+ * counts the fwrites that wrote less than asked. */
+static GByteArray *write_pattern_counting(FILE *f, int *short_writes)
+{
+    GByteArray *want = g_byte_array_new();
+    GRand *rng = g_rand_new_with_seed(7);
+    static const guint sizes[] = { 1, 17, 4096, ASYNC_FILE_CHUNK - 1, ASYNC_FILE_CHUNK, 3 * ASYNC_FILE_CHUNK + 5 };
+    guint8 *buf = g_malloc(3 * ASYNC_FILE_CHUNK + 5);
+    for (int round = 0; round < 3; round++)
+        for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++) {
+            for (guint i = 0; i < sizes[k]; i++)
+                buf[i] = (guint8)g_rand_int(rng);
+            if (sizes[k] == 1)
+                fputc(buf[0], f);
+            else if (fwrite(buf, 1, sizes[k], f) != sizes[k])
+                (*short_writes)++;
+            g_byte_array_append(want, buf, sizes[k]);
+        }
+    g_free(buf);
+    g_rand_free(rng);
+    return want;
+}
+
+static GByteArray *write_pattern(FILE *f)
+{
+    int short_writes = 0;
+    GByteArray *want = write_pattern_counting(f, &short_writes);
+    CU_ASSERT_EQUAL(short_writes, 0);
+    return want;
+}
+
+static void test_file_holds_every_byte_in_order(void)
+{
+    char *dir = test_tmpdir(), *p = g_build_filename(dir, "x.csv", NULL);
+    FILE *inner = fopen(p, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
+    setvbuf(inner, NULL, _IONBF, 0);
+    FILE *f = async_file(inner);
+    CU_ASSERT_PTR_NOT_EQUAL(f, inner); /* a thread could start here */
+    GByteArray *want = write_pattern(f);
+    CU_ASSERT_EQUAL(fclose(f), 0);
+    gchar *got;
+    gsize len;
+    CU_ASSERT_FATAL(g_file_get_contents(p, &got, &len, NULL));
+    CU_ASSERT_EQUAL(len, want->len);
+    CU_ASSERT(len == want->len && memcmp(got, want->data, len) == 0);
+    g_free(got);
+    g_byte_array_free(want, TRUE);
+    test_rmtree(dir);
+    g_free(p);
+    g_free(dir);
+}
+
+static void test_gzip_through_the_thread(void)
+{
+    char *dir = test_tmpdir(), *p = g_build_filename(dir, "x.csv.gz", NULL);
+    FILE *inner = gz_fopen(p, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
+    FILE *f = async_file(inner);
+    GByteArray *want = write_pattern(f);
+    CU_ASSERT_EQUAL(fclose(f), 0);
+    FILE *r = gz_fopen(p, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    guint8 *got = g_malloc(want->len + 1);
+    size_t n = fread(got, 1, want->len + 1, r);
+    CU_ASSERT_EQUAL(n, want->len);
+    CU_ASSERT(n == want->len && memcmp(got, want->data, n) == 0);
+    fclose(r);
+    g_free(got);
+    g_byte_array_free(want, TRUE);
+    test_rmtree(dir);
+    g_free(p);
+    g_free(dir);
+}
+
+static void test_full_disk_fails_the_close(void)
+{
+    FILE *inner = fopen("/dev/full", "w"); /* every write: ENOSPC */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
+    setvbuf(inner, NULL, _IONBF, 0);
+    FILE *f = async_file(inner);
+    int short_writes = 0;
+    /* 15 MB through 5 MB of buffers: the thread has failed a write before the last ones,
+     * and those fail too */
+    GByteArray *want = write_pattern_counting(f, &short_writes);
+    CU_ASSERT(short_writes > 0);
+    errno = 0;
+    CU_ASSERT_EQUAL(fclose(f), EOF);
+    CU_ASSERT_EQUAL(errno, ENOSPC);
+    g_byte_array_free(want, TRUE);
+}
+
+static void test_small_file_written_at_close(void)
+{
+    /* under one buffer: nothing reaches the thread before fclose, which must still write it */
+    char *dir = test_tmpdir(), *p = g_build_filename(dir, "s.csv", NULL);
+    FILE *inner = fopen(p, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
+    setvbuf(inner, NULL, _IONBF, 0);
+    FILE *f = async_file(inner);
+    fputs("a,b\n1,2\n", f);
+    CU_ASSERT_EQUAL(fclose(f), 0);
+    gchar *got = NULL;
+    CU_ASSERT(g_file_get_contents(p, &got, NULL, NULL));
+    CU_ASSERT_STRING_EQUAL(got, "a,b\n1,2\n");
+    g_free(got);
+    test_rmtree(dir);
+    g_free(p);
+    g_free(dir);
+}
+
+static CU_TestInfo tests[] = {
+    { "the file holds every byte, in order, for any mix of write sizes", test_file_holds_every_byte_in_order },
+    { "a gzip stream behind the thread decompresses to the bytes written", test_gzip_through_the_thread },
+    { "a full disk makes fclose fail with ENOSPC", test_full_disk_fails_the_close },
+    { "a file smaller than one buffer is written at fclose", test_small_file_written_at_close },
+    CU_TEST_INFO_NULL,
+};
+
+TEST_MAIN("async_file", tests)
