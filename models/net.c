@@ -131,7 +131,7 @@ static void net_prefetch(void *ctx, const struct event *next, const struct event
         if (after->fn == on_arrival) {
             __builtin_prefetch(&n->ports[after->arg >> 32]);
             __builtin_prefetch(&n->pool[(uint32_t)after->arg]);
-        } else {
+        } else if (!nic_prefetch_event(n, after)) {
             const struct timer *t = engine_event_timer(after);
             if (t)
                 net_prefetch_bytes(t, sizeof *t);

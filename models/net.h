@@ -128,14 +128,16 @@ struct qp_rt {
     simtime_t last_tx;         /* when the last data packet started */
     uint32_t last_wire;        /* its wire bytes */
     bool sent_any;
+    bool rate_dirty;
     simtime_t wake_at;         /* key in the pacing heap: min(next_avail, next CC change) */
     simtime_t last_progress;   /* last ACK progress (retransmission timeout) */
-    struct timer rto;
+    struct timer_lite rto;     /* fires rto_fire (nic.c) on the source host */
     uint32_t next_ready;       /* link in the NIC's ready FIFO or parked list */
-    struct cc_flow cc;
     double rate_logged;
-    bool rate_dirty;
+    struct cc_flow cc;
 } __attribute__((aligned(64))); /* a QP's lines are its own: neighbours may run on other cores */
+/* four cache lines: every packet a NIC sends on a large fabric loads a QP from memory */
+_Static_assert(sizeof(struct qp_rt) == 256, "struct qp_rt grew past four cache lines");
 
 /* A QP's responder, at its destination (net.qresp, beside net.qps): the destination's events
  * write it on every packet and the source's write the requester on every packet, so the two
@@ -527,10 +529,12 @@ void nic_assign_cnp_slots(struct net *n);
 void nic_receive(struct net *n, struct port_rt *in, uint32_t pkt);
 uint32_t nic_dequeue(struct net *n, struct host_rt *h);
 bool nic_has_work(const struct net *n, const struct host_rt *h);
-/* Prefetch hints (net_prefetch): what the NIC's next dequeue reads, and what one of the
- * NIC's timers (pacing wake-up, retransmission) will read when it fires. Reads only. */
+/* Prefetch hints (net_prefetch): what the NIC's next dequeue reads, what its pacing wake-up
+ * timer will read when it fires, and for a QP's retransmission event (not a struct timer:
+ * timer_lite) the QP, returning whether ev was one. Reads only. */
 void nic_prefetch_dequeue(const struct net *n, const struct host_rt *h);
 void nic_prefetch_timer(const struct net *n, const struct timer *t);
+bool nic_prefetch_event(const struct net *n, const struct event *ev);
 void nic_post(struct net *n, uint32_t xfer);
 uint16_t roce_udp_sport(uint32_t lqpn, uint32_t rqpn);
 

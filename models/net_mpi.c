@@ -512,7 +512,6 @@ static void keep_qp(void *dst, const void *local)
 {
     struct qp_rt *q = dst;
     const struct qp_rt *l = local;
-    q->rto = l->rto;
     q->cc.params = l->cc.params;
     q->cc.sc = l->cc.sc;
 }

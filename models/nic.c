@@ -31,7 +31,7 @@ void nic_init_qp(struct net *n, uint32_t id, uint32_t src, uint32_t dst, uint8_t
     n->qresp[id] = (struct qp_resp){ .src = src, .dst = dst, .lqpn = q->lqpn, .rqpn = q->rqpn, .sport = q->sport };
     q->msg_head = q->msg_tail = q->cur_msg = NONE32;
     q->next_ready = NONE32;
-    timer_init_on(&q->rto, net_eng(n), n->hosts[src].node, rto_fire, n, id);
+    timer_lite_init(&q->rto);
     n->cc->init(&q->cc, n->sc, (double)n->ports[n->hosts[src].port].rate, 0);
     q->rate_logged = -1;
     if (n->hosts[src].wake.eng == NULL)
@@ -253,10 +253,16 @@ static uint32_t build_data(struct net *n, uint32_t id)
     return i;
 }
 
+/* The QP's timer on its source host (a host's node index is its host index). */
+static void set_rto(struct net *n, struct qp_rt *q, simtime_t when)
+{
+    timer_lite_set(&q->rto, net_eng(n), when, q->src, rto_fire, n, (uint32_t)(q - n->qps));
+}
+
 static void arm_rto(struct net *n, struct qp_rt *q)
 {
-    if (!timer_armed(&q->rto))
-        timer_set(&q->rto, q->last_progress + n->sc->rto);
+    if (!timer_lite_armed(&q->rto))
+        set_rto(n, q, q->last_progress + n->sc->rto);
 }
 
 /* Go-back-N: resume sending at `psn` (>= snd_una). */
@@ -275,22 +281,25 @@ static void go_back(struct net *n, uint32_t id, uint32_t psn)
 
 /* One timer per QP, re-armed lazily: it fires at last_progress + rto and only then checks
  * whether progress happened in between. */
-static void rto_fire(void *ctx, uint64_t id)
+static void rto_fire(void *ctx, uint64_t arg)
 {
     struct net *n = ctx;
+    uint32_t id = timer_lite_index(arg);
     struct qp_rt *q = &n->qps[id];
+    if (!timer_lite_due(&q->rto, arg))
+        return;
     if (q->snd_una >= q->max_sent)
         return; /* nothing in flight */
     simtime_t due = q->last_progress + n->sc->rto;
     if (net_now(n) < due) {
-        timer_set(&q->rto, due);
+        set_rto(n, q, due);
         return;
     }
     n->hosts[q->src].local_ack_timeout_err++;
     net_st(n)->timeouts++;
     q->last_progress = net_now(n);
-    go_back(n, (uint32_t)id, q->snd_una);
-    timer_set(&q->rto, net_now(n) + n->sc->rto);
+    go_back(n, id, q->snd_una);
+    set_rto(n, q, net_now(n) + n->sc->rto);
     port_kick(n, &n->ports[n->hosts[q->src].port]);
 }
 
@@ -399,8 +408,15 @@ void nic_prefetch_timer(const struct net *n, const struct timer *t)
 {
     if (t->fn == wake_fire && t->arg < n->topo->nhosts)
         nic_prefetch_dequeue(n, &n->hosts[t->arg]);
-    else if (t->fn == rto_fire && t->arg < n->nqps)
-        net_prefetch_qp(n, (uint32_t)t->arg);
+}
+
+bool nic_prefetch_event(const struct net *n, const struct event *ev)
+{
+    if (ev->fn != rto_fire)
+        return false;
+    if (timer_lite_index(ev->arg) < n->nqps) /* the QP, from the event alone */
+        net_prefetch_qp(n, timer_lite_index(ev->arg));
+    return true;
 }
 
 /* ---------- control packets ---------- */

@@ -472,6 +472,26 @@ void timer_set(struct timer *t, simtime_t when)
     engine_at_on(running ? running : t->eng, when, t->owner == ENGINE_NONE ? t->eng->entities : t->owner, timer_fire, t, t->gen);
 }
 
+void timer_lite_set(struct timer_lite *t, struct engine *e, simtime_t when, uint32_t owner, event_fn fn, void *ctx,
+                    uint32_t index)
+{
+    if (t->when == when)
+        return;
+    t->gen++;
+    t->when = when;
+    engine_at_on(running ? running : e, when, owner, fn, ctx, (uint64_t)t->gen << 32 | index);
+}
+
+bool timer_lite_due(struct timer_lite *t, uint64_t arg)
+{
+    if ((uint32_t)(arg >> 32) != t->gen) {
+        running->events--; /* moved since: nothing happens */
+        return false;
+    }
+    t->when = SIMTIME_NEVER;
+    return true;
+}
+
 void timer_set_stamped(struct timer *t, struct engine *e, simtime_t when, struct engine_key k)
 {
     t->gen++;

@@ -169,4 +169,29 @@ void timer_set_stamped(struct timer *t, struct engine *e, simtime_t when, struct
 void engine_move_pending(struct engine *from, struct engine **to, const uint32_t *engine_of);
 static inline bool timer_armed(const struct timer *t) { return t->when != SIMTIME_NEVER; }
 
+/* A timer of 12 bytes, for state there are millions of (a QP's retransmission timer: a
+ * struct timer is 56 bytes, 40 of them the same in every QP). Its handler, context and
+ * owner come with each set instead of living in it; the event's argument carries the index
+ * the handler finds the timer by, and the handler first asks timer_lite_due whether the
+ * event is the timer's latest (as timer_fire does for a struct timer: a stale one is not
+ * counted as an event). The same calls as a struct timer's make the same events, in the
+ * same order. */
+struct timer_lite {
+    simtime_t when;            /* SIMTIME_NEVER when not armed */
+    uint32_t gen;
+} __attribute__((packed, aligned(4))); /* 12 bytes: a field of 4 can follow without a hole */
+static inline void timer_lite_init(struct timer_lite *t)
+{
+    t->when = SIMTIME_NEVER;
+    t->gen = 0;
+}
+static inline bool timer_lite_armed(const struct timer_lite *t) { return t->when != SIMTIME_NEVER; }
+/* Arms (or moves) it to fire fn(ctx, arg) at `when` on entity `owner`, scheduled by the
+ * engine running now (e before the run); timer_lite_index(arg) is `index`. */
+void timer_lite_set(struct timer_lite *t, struct engine *e, simtime_t when, uint32_t owner, event_fn fn, void *ctx,
+                    uint32_t index);
+/* In the handler, first: whether the event is t's latest (then t is disarmed). */
+bool timer_lite_due(struct timer_lite *t, uint64_t arg);
+static inline uint32_t timer_lite_index(uint64_t arg) { return (uint32_t)arg; }
+
 #endif

@@ -315,6 +315,82 @@ static void test_timer_rearm(void)
     engine_free(&e);
 }
 
+/* timer_lite: the QP's 12-byte timer. Its handler finds it by the event's index and asks
+ * timer_lite_due first; it must behave as a struct timer: one firing at the latest time
+ * set, stale entries not counted as events, disarmed before the handler runs, and ties in
+ * the order the timers were set (the engine's insertion order for one origin). */
+struct lctx {
+    struct engine *e;
+    struct timer_lite t[3];
+    int fired;
+    simtime_t at[8];
+    uint32_t who[8];
+};
+
+static void on_lite(void *ctx, uint64_t arg)
+{
+    struct lctx *c = ctx;
+    uint32_t i = timer_lite_index(arg);
+    CU_ASSERT_FATAL(i < 3);
+    if (!timer_lite_due(&c->t[i], arg))
+        return;
+    CU_ASSERT_FALSE(timer_lite_armed(&c->t[i]));
+    if (c->fired < 8) {
+        c->at[c->fired] = c->e->now;
+        c->who[c->fired] = i;
+    }
+    c->fired++;
+}
+
+static void lite_set(struct lctx *c, uint32_t i, simtime_t when)
+{
+    timer_lite_set(&c->t[i], c->e, when, engine_global(c->e), on_lite, c, i);
+}
+
+static void lite_mover(void *ctx, uint64_t when)
+{
+    lite_set(ctx, 2, when);
+}
+
+static void test_timer_lite(void)
+{
+    struct engine e;
+    engine_init(&e);
+    struct lctx c = { .e = &e };
+    for (int i = 0; i < 3; i++)
+        timer_lite_init(&c.t[i]);
+    CU_ASSERT_EQUAL(sizeof(struct timer_lite), 12);
+    CU_ASSERT_FALSE(timer_lite_armed(&c.t[0]));
+    lite_set(&c, 0, 5000);
+    CU_ASSERT(timer_lite_armed(&c.t[0]));
+    lite_set(&c, 0, 2000);             /* earlier: fires at 2000 only */
+    lite_set(&c, 1, 9000);
+    lite_set(&c, 1, 9000);             /* the same time again: no second entry */
+    lite_set(&c, 1, 3000);             /* earlier */
+    lite_set(&c, 2, 4000);
+    engine_at(&e, 1000, lite_mover, &c, 20000); /* moved later from an event */
+    engine_run(&e, SIMTIME_NEVER);
+    CU_ASSERT_EQUAL(c.fired, 3);
+    CU_ASSERT(c.at[0] == 2000 && c.who[0] == 0);
+    CU_ASSERT(c.at[1] == 3000 && c.who[1] == 1);
+    CU_ASSERT(c.at[2] == 20000 && c.who[2] == 2);
+    CU_ASSERT_EQUAL(e.events, 4);      /* the mover and three firings; 4 stale entries skipped */
+    CU_ASSERT_EQUAL(e.n, 0);
+    /* re-armed at the time it last fired: fires (it was disarmed); ties in the order set */
+    lite_set(&c, 2, 30000);
+    lite_set(&c, 1, 30000);
+    lite_set(&c, 0, 30000);
+    lite_set(&c, 2, 20000 + 20000);    /* moved: now after the other two */
+    lite_set(&c, 2, 30000);            /* and back: last in the tie, set last */
+    engine_run(&e, SIMTIME_NEVER);
+    CU_ASSERT_EQUAL(c.fired, 6);
+    CU_ASSERT(c.at[3] == 30000 && c.who[3] == 1);
+    CU_ASSERT(c.at[4] == 30000 && c.who[4] == 0);
+    CU_ASSERT(c.at[5] == 30000 && c.who[5] == 2);
+    CU_ASSERT_EQUAL(e.events, 7);
+    engine_free(&e);
+}
+
 /* ---- run limits ---- */
 
 static void test_run_stops_at_stop_time(void)
@@ -950,6 +1026,7 @@ static CU_TestInfo tests[] = {
     { "run stops when no events are left", test_run_stops_when_empty },
     { "engine_halt stops after the current event", test_halt },
     { "events count excludes stale timer entries", test_event_count_excludes_stale },
+    { "timer_lite: latest time only, stale entries uncounted, ties in the order set", test_timer_lite },
     CU_TEST_INFO_NULL,
 };
 
