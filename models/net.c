@@ -105,6 +105,15 @@ static void prefetch_next(const struct net *n, const struct event *ev)
             __builtin_prefetch(&n->qresp[pk->qp]);
         else
             net_prefetch_qp(n, pk->qp);
+        /* a message's last packet completes its transfer (xfer_finished); an ACK moves its
+         * QP's first message, most often the transfer of the data it acknowledges */
+        if (pk->transfer < n->nxfers && (pk->kind != PKT_DATA || (pk->flags & PKT_F_LAST))) {
+            __builtin_prefetch(&n->xfers[pk->transfer]);
+            if (pk->kind == PKT_DATA) {
+                __builtin_prefetch(schedule_get(n->sched, pk->transfer));
+                __builtin_prefetch(&n->dep_off[pk->transfer]);
+            }
+        }
         return;
     }
     const struct timer *t = engine_event_timer(ev);

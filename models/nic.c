@@ -424,7 +424,7 @@ bool nic_prefetch_event(const struct net *n, const struct event *ev)
 /* Queues a control packet and kicks the port, which may put it on the wire (and a capture)
  * at once: everything the packet says is set before. `sent_at` is an ACK's echoed time. */
 static void send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind kind, uint32_t qp, uint32_t psn,
-                      uint8_t prio, uint8_t flags, simtime_t sent_at, uint32_t echo_int)
+                      uint8_t prio, uint8_t flags, simtime_t sent_at, uint32_t echo_int, uint32_t transfer)
 {
     uint32_t i = pkt_alloc(n);
     struct packet *pk = &n->pool[i];
@@ -435,7 +435,7 @@ static void send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind k
     pk->psn = psn;
     pk->src = from;
     pk->dst = to;
-    pk->transfer = NONE32;
+    pk->transfer = transfer; /* an ACK's: its data's, a hint for the prefetch hook only */
     pk->frame = kind == PKT_CNP ? CNP_FRAME_BYTES : ACK_FRAME_BYTES;
     pk->sport = q->sport;
     pk->prio = prio;
@@ -467,7 +467,7 @@ static void send_ack(struct net *n, struct qp_resp *q, const struct packet *data
     }
     q->ce_since_ack = false;
     send_ctrl(n, q->dst, q->src, kind, data->qp, psn, n->sc->ack_priority, flags, data->sent_at,
-              n->intd ? (uint32_t)(data - n->pool) : NONE32);
+              n->intd ? (uint32_t)(data - n->pool) : NONE32, data->transfer);
 }
 
 /* A CE-marked packet at the notification point with np_feedback = cnp: a CNP unless one went
@@ -480,7 +480,7 @@ static void np_send_cnp(struct net *n, struct qp_resp *q, uint32_t qp)
     *last = now;
     n->hosts[q->dst].np_cnp_sent++;
     net_st(n)->cnp_sent++;
-    send_ctrl(n, q->dst, q->src, PKT_CNP, qp, 0, n->sc->cnp_priority, 0, now, NONE32);
+    send_ctrl(n, q->dst, q->src, PKT_CNP, qp, 0, n->sc->cnp_priority, 0, now, NONE32, NONE32);
 }
 
 /* ---------- receiving ---------- */
