@@ -324,14 +324,31 @@ static gboolean write_server_files(const struct net *n, struct results_dir *rd, 
     return results_close(f, "trace.json", err);
 }
 
-/* Plots and report.html for the installed folder at out. A missing gnuplot or a plot that
- * cannot be drawn is a warning; a failed write (disk full) fails the run even with --quiet:
- * false then, the figures it cut short removed, the data files complete. */
-static gboolean draw_report(const struct run_options *o, const struct scenario *sc, const char *out)
+/* On a terminal, what the run does while nothing else shows: building a fabric of 16.8 M QPs
+ * or writing a 1 GB transfers.csv takes tens of seconds. One line, overwritten, then cleared
+ * (NULL) before anything else is printed. */
+static void show_stage(bool on, const char *what)
+{
+    if (!on)
+        return;
+    if (what)
+        fprintf(stderr, "\r  %-68s", what);
+    else
+        fprintf(stderr, "\r%72s\r", "");
+}
+
+/* Plots and report.html for the installed folder at out (saying so on a terminal: stages). A
+ * missing gnuplot or a plot that cannot be drawn is a warning; a failed write (disk full)
+ * fails the run even with --quiet: false then, the figures it cut short removed, the data
+ * files complete. */
+static gboolean draw_report(const struct run_options *o, const struct scenario *sc, const char *out, bool stages)
 {
     char *warn = NULL;
     GError *perr = NULL;
-    gboolean drawn = (o->no_plots || !sc->plots) ? report_write(out, &perr) : report_results(out, &warn, &perr);
+    bool plots = !o->no_plots && sc->plots;
+    show_stage(stages && plots, "drawing the plots ...");
+    gboolean drawn = plots ? report_results(out, &warn, &perr) : report_write(out, &perr);
+    show_stage(stages && plots, NULL);
     if (!drawn) {
         gboolean io = perr->domain == G_FILE_ERROR || (perr->domain == PLOT_ERROR && perr->code == PLOT_ERROR_IO);
         fprintf(stderr, "rocesim: %sreport not written: %s\n", io ? "" : "warning: ", perr->message);
@@ -381,9 +398,12 @@ int run_scenario(const struct run_options *o)
      * agree before the run that all could start, so that one's error ends them all. */
     bool mpi = o->ranks > 1, writer = !mpi || o->rank == 0, agreed = !mpi;
 
+    bool stages = writer && !o->quiet && isatty(STDERR_FILENO);
+
     /* refused before the run: an existing file or foreign folder is the user's data */
     if (writer && !results_check_target(out, &err))
         goto fail;
+    show_stage(stages, "building the fabric, its QPs and the schedule ...");
     if (!(topo = topology_build(sc, &err)) || !(sched = workload_build_all(sc, topo, &err)) ||
         !(n = net_build(sc, topo, sched, &err)) || !sample_selection_build(&sel, n, &err))
         goto fail;
@@ -437,6 +457,7 @@ int run_scenario(const struct run_options *o)
         }
     }
 
+    show_stage(stages, NULL); /* the engine's progress line takes over */
     double w0 = engine_wall_seconds();
     net_run_workers(n);
     if (interrupt_signal) /* in an MPI run, set on every rank when one was interrupted */
@@ -456,6 +477,7 @@ int run_scenario(const struct run_options *o)
     fig.peak_rss = peak_rss_bytes();
     n->hooks = (struct net_sample_hooks){ 0 };
     uint64_t written0 = results_clock_ns(); /* the writing after the run, for output_s */
+    show_stage(stages, "writing the results ...");
 
     fig.output_stream_s = outcome_stream_stop(xstream);
     xstream = NULL;
@@ -495,19 +517,22 @@ int run_scenario(const struct run_options *o)
     if (!results_commit(&rd, &err))
         goto fail;
     interrupt_release(); /* the folder is complete: a signal from here on just ends the process */
+    show_stage(stages, NULL);
     if (!o->quiet)
         print_summary(n, &fig, &sel, out);
     /* plots and the report come after the folder is in place */
-    if (!draw_report(o, sc, out)) {
+    if (!draw_report(o, sc, out, stages)) {
         rc = 1;
         goto done;
     }
     rc = n->deadlocked ? 3 : 0;
     goto done;
 interrupted:
+    show_stage(stages, NULL);
     g_set_error(&err, G_FILE_ERROR, G_FILE_ERROR_INTR, "interrupted by %s: %s not written",
                 interrupt_name(interrupt_signal), out);
 fail:
+    show_stage(stages, NULL);
     if (!agreed) { /* the other ranks wait for this one's word before the run */
         agreed = true;
         bool root_ok;
@@ -516,6 +541,7 @@ fail:
             g_clear_error(&err); /* the same error, which rank 0 says */
     }
 quiet_fail:
+    show_stage(stages, NULL);
     outcome_stream_stop(xstream);
     xstream = NULL;
     outcome_rows_abort(xrows); /* no percentiles of 33 M FCTs for a run that failed */
