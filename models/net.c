@@ -6,6 +6,7 @@
 #include <string.h>
 #include "models/memory.h"
 #include "sim/blocks.h"
+#include "sim/fastmod.h"
 #include "sim/radix.h"
 #include "sim/reserve.h"
 
@@ -603,8 +604,8 @@ void net_qp_path(const struct net *n, uint32_t qp, void (*fn)(void *ctx, uint32_
         const uint16_t *hops = net_routes(n, node, q->dst, &cnt);
         if (!cnt)
             return;
-        uint32_t c = cnt > 1 ? ecmp_hash(q->src, q->dst, q->sport, ROCE_UDP_DPORT,
-                                         n->switches[node - t->nhosts].hash_seed) % cnt : 0;
+        uint32_t c = cnt > 1 ? fastmod_u32(ecmp_hash(q->src, q->dst, q->sport, ROCE_UDP_DPORT,
+                                                     n->switches[node - t->nhosts].hash_seed), cnt) : 0;
         port = t->nodes[node].first_port + hops[c];
     }
 }

@@ -4,6 +4,7 @@
  * tail drop when the buffer is full. */
 #include <string.h>
 #include "models/net.h"
+#include "sim/fastmod.h"
 
 /* MurmurHash3 x86_32 over the 12-byte key (sip, dip, sport | dport << 16), as the HPCC ns-3
  * switch hashes it; the per-switch seed avoids hash polarisation between tiers. */
@@ -79,7 +80,7 @@ static uint32_t pick_hop(struct net *n, struct switch_rt *sw, const struct packe
         return (uint32_t)rng_below(&sw->lb_rng, cnt);
     uint32_t h = ecmp_hash(pk->src, pk->dst, pk->sport, ROCE_UDP_DPORT, sw->hash_seed);
     if (lb == LB_ECMP)
-        return h % cnt;
+        return fastmod_u32(h, cnt);
     if (lb == LB_FLOWLET) {
         struct flowlet *f = &sw->flowlets[h % FLOWLET_SLOTS];
         simtime_t now = net_now(n);
@@ -90,7 +91,7 @@ static uint32_t pick_hop(struct net *n, struct switch_rt *sw, const struct packe
         f->last = now;
         return f->hop;
     }
-    uint32_t best = h % cnt, best_bytes = UINT32_MAX, ties = 0;
+    uint32_t best = fastmod_u32(h, cnt), best_bytes = UINT32_MAX, ties = 0;
     for (uint32_t c = 0; c < cnt; c++) {
         const struct port_rt *p = &n->ports[first + hops[c]];
         if (p->down)
