@@ -14,6 +14,7 @@ struct sample_writer {
     bool gzip;                 /* the four are NAME.csv.gz */
     const struct sample_selection *sel; /* which ports and flows are written (NULL: all) */
     uint64_t tick_started_ns;  /* monotonic clock at the start of the current sampling tick */
+    bool in_tick;              /* inside one: its rows are timed with it */
     uint64_t output_ns;        /* time spent sampling and writing rows so far */
 };
 
