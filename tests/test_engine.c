@@ -982,11 +982,12 @@ static void run_batch(struct batch *b, uint32_t n, bool late_first)
 }
 
 /* n events at one instant arrive in two different insertion orders (their senders run at
- * different times in the two runs); whichever sort the batch size picks (insertion up to
- * 16, merge up to 1024, radix above), they must run in the same order, owners ascending. */
+ * different times in the two runs); whichever sort the batch size picks (insertion of the
+ * events up to 16, of records up to 128, merge up to 1024, radix above), they must run in the
+ * same order, owners ascending. */
 static void test_batch_sorts_agree(void)
 {
-    const uint32_t sizes[] = { 12, 500, 3000 };
+    const uint32_t sizes[] = { 12, 100, 500, 3000 };
     for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++) {
         struct batch a, b;
         run_batch(&a, sizes[k], false);
