@@ -39,14 +39,21 @@ static GByteArray *write_pattern(FILE *f)
     return want;
 }
 
-static void test_file_holds_every_byte_in_order(void)
+/* path opened as results_open does: unbuffered, behind the thread */
+static FILE *open_async(const char *path)
 {
-    char *dir = test_tmpdir(), *p = g_build_filename(dir, "x.csv", NULL);
-    FILE *inner = fopen(p, "w");
+    FILE *inner = fopen(path, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
     setvbuf(inner, NULL, _IONBF, 0);
     FILE *f = async_file(inner);
     CU_ASSERT_PTR_NOT_EQUAL(f, inner); /* a thread could start here */
+    return f;
+}
+
+static void test_file_holds_every_byte_in_order(void)
+{
+    char *dir = test_tmpdir(), *p = g_build_filename(dir, "x.csv", NULL);
+    FILE *f = open_async(p);
     GByteArray *want = write_pattern(f);
     CU_ASSERT_EQUAL(fclose(f), 0);
     gchar *got;
@@ -85,10 +92,7 @@ static void test_gzip_through_the_thread(void)
 
 static void test_full_disk_fails_the_close(void)
 {
-    FILE *inner = fopen("/dev/full", "w"); /* every write: ENOSPC */
-    CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
-    setvbuf(inner, NULL, _IONBF, 0);
-    FILE *f = async_file(inner);
+    FILE *f = open_async("/dev/full"); /* every write: ENOSPC */
     int short_writes = 0;
     /* 15 MB through 5 MB of buffers: the thread has failed a write before the last ones,
      * and those fail too */
@@ -104,10 +108,7 @@ static void test_small_file_written_at_close(void)
 {
     /* under one buffer: nothing reaches the thread before fclose, which must still write it */
     char *dir = test_tmpdir(), *p = g_build_filename(dir, "s.csv", NULL);
-    FILE *inner = fopen(p, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
-    setvbuf(inner, NULL, _IONBF, 0);
-    FILE *f = async_file(inner);
+    FILE *f = open_async(p);
     fputs("a,b\n1,2\n", f);
     CU_ASSERT_EQUAL(fclose(f), 0);
     gchar *got = NULL;
