@@ -66,8 +66,8 @@ struct cc_flow {
         struct timely_state t;
         struct hpcc_state h;
         /* for an algorithm whose state is private to its file: up to 80 bytes, the largest
-         * above (HPCC's), so that a QP (struct qp_rt) is five cache lines, not six: a
-         * 4096-host AllToAll has 16.8 M of them */
+         * above (HPCC's), so that a QP (struct qp_rt) fits four cache lines (its static
+         * assertion in net.h): a 4096-host AllToAll has 16.8 M of them */
         uint64_t opaque[10];
     } u;
 };

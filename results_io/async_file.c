@@ -152,7 +152,8 @@ FILE *async_file(FILE *inner)
         async_free(a);
         return inner;
     }
-    /* stdio's own buffer as big as a slot: a full buffer is one copy into one slot */
-    setvbuf(f, NULL, _IOFBF, ASYNC_FILE_CHUNK);
+    /* f keeps stdio's default buffer (glibc ignores a size without a buffer): its pieces of a
+     * few KB fill a slot, and the thread's 1 MB pieces go straight through inner */
+    setvbuf(inner, NULL, _IONBF, 0);
     return f;
 }

@@ -8,10 +8,10 @@
 #define ROCESIM_RESULTS_ASYNC_FILE_H
 #include <stdio.h>
 
-/* Takes inner (open for writing): the returned stream's fclose flushes it, waits for the
- * thread and closes inner. If no thread can be started, inner itself is returned (the
- * caller's thread then writes, as before). inner should not buffer much itself: the
- * thread writes in ASYNC_FILE_CHUNK pieces. */
+/* Takes inner (open for writing, nothing written yet): the returned stream's fclose flushes
+ * it, waits for the thread and closes inner. The thread writes ASYNC_FILE_CHUNK pieces, so
+ * inner's own buffer is turned off. If no thread can be started, inner itself is returned,
+ * buffered as the caller set it (the caller's thread then writes, as before). */
 #define ASYNC_FILE_CHUNK (1u << 20)
 FILE *async_file(FILE *inner);
 

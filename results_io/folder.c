@@ -113,7 +113,7 @@ FILE *results_open(const struct results_dir *r, const char *name, GError **err)
         return NULL;
     }
     g_free(p);
-    setvbuf(f, NULL, _IONBF, 0); /* the writer thread hands it whole chunks */
+    setvbuf(f, NULL, _IOFBF, 1 << 20); /* buffered, if no writer thread can start */
     return async_file(f);
 }
 

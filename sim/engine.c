@@ -492,7 +492,8 @@ void timer_lite_set(struct timer_lite *t, struct engine *e, simtime_t when, uint
 {
     if (t->when == when)
         return;
-    t->gen++;
+    t->gen++; /* 32 bits: a stale event would pass for the latest only if its timer were set
+               * 2^32 times while it waited */
     t->when = when;
     engine_at_on(running ? running : e, when, owner, fn, ctx, (uint64_t)t->gen << 32 | index);
 }

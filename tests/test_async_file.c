@@ -39,12 +39,11 @@ static GByteArray *write_pattern(FILE *f)
     return want;
 }
 
-/* path opened as results_open does: unbuffered, behind the thread */
+/* path opened as results_open does, behind the thread */
 static FILE *open_async(const char *path)
 {
     FILE *inner = fopen(path, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
-    setvbuf(inner, NULL, _IONBF, 0);
     FILE *f = async_file(inner);
     CU_ASSERT_PTR_NOT_EQUAL(f, inner); /* a thread could start here */
     return f;
