@@ -23,8 +23,12 @@ void engine_init(struct engine *e)
 {
     *e = (struct engine){ 0 };
     e->stop = SIMTIME_NEVER;
+    e->far_min = SIMTIME_NEVER;
     e->cur = ENGINE_NONE;
     e->seq = g_new0(uint64_t, 1);
+    e->slot = g_new(struct wheel_slot, ENGINE_WHEEL_SLOTS);
+    for (uint32_t i = 0; i < ENGINE_WHEEL_SLOTS; i++)
+        e->slot[i].head = ENGINE_NONE;
 }
 
 void engine_free(struct engine *e)
@@ -34,6 +38,9 @@ void engine_free(struct engine *e)
     g_free(e->late.ev);
     g_free(e->seq);
     g_free(e->scratch);
+    g_free(e->slot);
+    g_aligned_free(e->chunks);
+    g_free(e->chunk_free);
     *e = (struct engine){ 0 };
 }
 
@@ -46,51 +53,45 @@ void engine_set_entities(struct engine *e, uint32_t n)
     e->entities = n;
 }
 
-static inline void bucket_push(struct bucket *b, const struct event *ev)
-{
-    if (b->len == b->cap) {
-        if (b->head > b->cap / 2) {
-            /* reuse the consumed front before growing */
-            memmove(b->ev, b->ev + b->head, (b->len - b->head) * sizeof *b->ev);
-            b->len -= b->head;
-            b->head = 0;
-        } else {
-            b->cap = b->cap ? b->cap * 2 : 64; /* amortised growth, not per event */
-            b->ev = g_renew(struct event, b->ev, b->cap);
-        }
-    }
-    b->ev[b->len++] = *ev;
-}
-
-/* Bucket 0 holds the events at time `last`, in order and consumed from its head. Ties come
- * in batches (a refill moves every event of the new minimum time at once; measured: 8 a
- * batch on average on bench/fabric.ini, at most 218, and 31 on bench/scale.ini), while an
- * event scheduled at the current time goes in one by one, and rarely (fewer than 1 in 30).
- * So a batch is sorted once, stably: by insertion for a few events; else (order, index)
- * records by insertion, by a merge or, above a thousand, by a radix sort over the bytes that
- * differ; a late event is put in place.
+/* The open slot (bucket 0) is sorted once when the wheel reaches it, by time and then as the
+ * header says. A slot holds a few events (two a nanosecond on bench/fabric.ini) and the ties
+ * of synchronised senders (batches of up to 218 there), while an event scheduled into the
+ * open slot goes into the late list one by one, and rarely. So: by insertion for a few
+ * events; else (key, index) records by insertion, by a merge or, above a thousand, by an LSD
+ * radix sort over the bytes that differ.
  *
- * The order: by owner, then the key's high half (remote flag, turn), then origin, then the
- * key's low half (the sequence). Owner first is what matters for speed (each owner's state
- * is touched once per batch, in memory order) and nothing else (an owner's events at an
- * instant do not see another's). The sequence decides only between events of one origin,
- * and those are in their bucket in sequence order already (stamped and appended together,
- * and buckets keep order), so the radix sort, being stable, leaves it out. */
+ * The order: time, then owner, then the key's high half (remote flag, turn), then origin,
+ * then the key's low half (the sequence). Owner first is what matters for speed (each
+ * owner's state is touched once per instant, in memory order) and nothing else (an owner's
+ * events at an instant do not see another's). The key is complete: every event has its own
+ * (origin, sequence), so the order does not depend on the order events reached the slot. */
 struct srec {
+    simtime_t time;
     uint64_t hi;               /* owner << 32 | key >> 32 */
-    uint32_t origin, idx;
+    uint64_t lo;               /* origin << 32 | (uint32_t)key */
+    uint32_t idx;
 };
 
 static inline uint64_t order_hi(const struct event *a) { return (uint64_t)a->owner << 32 | a->key >> 32; }
+static inline uint64_t order_lo(const struct event *a) { return (uint64_t)a->origin << 32 | (uint32_t)a->key; }
 
 static inline bool ev_before(const struct event *a, const struct event *b)
 {
+    if (a->time != b->time)
+        return a->time < b->time;
     uint64_t ha = order_hi(a), hb = order_hi(b);
     if (ha != hb)
         return ha < hb;
-    if (a->origin != b->origin)
-        return a->origin < b->origin;
-    return (uint32_t)a->key < (uint32_t)b->key;
+    return order_lo(a) < order_lo(b);
+}
+
+static inline bool rec_before(const struct srec *a, const struct srec *b)
+{
+    if (a->time != b->time)
+        return a->time < b->time;
+    if (a->hi != b->hi)
+        return a->hi < b->hi;
+    return a->lo < b->lo;
 }
 
 static void insertion_sort(struct event *v, uint32_t n)
@@ -104,17 +105,17 @@ static void insertion_sort(struct event *v, uint32_t n)
     }
 }
 
-/* LSD radix sort of n records (stable): the origin's bytes, then the high half's, least
- * significant first; a byte that every record has alike (vary_* clear) is skipped. The result
- * is in *out (x or y). */
-static void radix_sort(struct srec *x, struct srec *y, uint32_t n, uint64_t vary_h, uint32_t vary_g, struct srec **out)
+/* LSD radix sort of n records: lo's bytes, then hi's, then time's, least significant first;
+ * a byte that every record has alike (vary[] clear) is skipped. The result is in *out (x or
+ * y). */
+static void radix_sort(struct srec *x, struct srec *y, uint32_t n, const uint64_t vary[3], struct srec **out)
 {
-    for (int pass = 0; pass < 12; pass++) {
-        bool hi = pass >= 4;
-        int shift = 8 * (hi ? pass - 4 : pass);
-        if (!(((hi ? vary_h : vary_g) >> shift) & 0xff))
+    for (int pass = 0; pass < 24; pass++) {
+        int field = pass / 8, shift = 8 * (pass % 8);
+        if (!((vary[field] >> shift) & 0xff))
             continue;
-#define RADIX_DIGIT(r) ((unsigned)((hi ? (r).hi : (r).origin) >> shift) & 0xff)
+#define RADIX_FIELD(r) (field == 0 ? (r).lo : field == 1 ? (r).hi : (r).time)
+#define RADIX_DIGIT(r) ((unsigned)(RADIX_FIELD(r) >> shift) & 0xff)
         uint32_t cnt[257] = { 0 };
         for (uint32_t i = 0; i < n; i++)
             cnt[RADIX_DIGIT(x[i]) + 1]++;
@@ -123,6 +124,7 @@ static void radix_sort(struct srec *x, struct srec *y, uint32_t n, uint64_t vary
         for (uint32_t i = 0; i < n; i++)
             y[cnt[RADIX_DIGIT(x[i])]++] = x[i];
 #undef RADIX_DIGIT
+#undef RADIX_FIELD
         struct srec *t = x;
         x = y;
         y = t;
@@ -130,10 +132,10 @@ static void radix_sort(struct srec *x, struct srec *y, uint32_t n, uint64_t vary
     *out = x;
 }
 
-/* Up to this many records a batch is sorted by insertion: a batch comes out of its bucket
- * nearly in order (its events were appended as they were scheduled), so the moves are few,
- * where the merge below always makes log2(n) passes. bench/fabric.ini: 6.25-6.29 s with the
- * merge from 17 records, 5.99-6.02 with insertion to 128 (interleaved runs, 2026-12-04). */
+/* Up to this many records a slot is sorted by insertion: its events were appended roughly in
+ * the order they were scheduled, so the moves are few, where the merge below always makes
+ * log2(n) passes. bench/fabric.ini: 6.25-6.29 s with the merge from 17 records, 5.99-6.02
+ * with insertion to 128 (interleaved runs, 2026-12-04, then for batches of one instant). */
 #define SORT0_INSERTION_MAX 128
 
 static void sort0(struct engine *e)
@@ -153,36 +155,37 @@ static void sort0(struct engine *e)
     }
     struct srec *x = (struct srec *)e->scratch, *y = x + e->scratch_cap;
     struct event *tmp = (struct event *)(y + e->scratch_cap);
-    uint64_t or_h = 0, and_h = ~0ull;
-    uint32_t or_g = 0, and_g = ~0u;
+    uint64_t or_[3] = { 0, 0, 0 }, and_[3] = { ~0ull, ~0ull, ~0ull };
     bool sorted = true;
     for (uint32_t i = 0; i < n; i++) {
-        x[i] = (struct srec){ order_hi(&v[i]), v[i].origin, i };
-        or_h |= x[i].hi;
-        and_h &= x[i].hi;
-        or_g |= v[i].origin;
-        and_g &= v[i].origin;
-        if (i && sorted && ev_before(&v[i], &v[i - 1]))
+        x[i] = (struct srec){ v[i].time, order_hi(&v[i]), order_lo(&v[i]), i };
+        or_[0] |= x[i].lo;
+        and_[0] &= x[i].lo;
+        or_[1] |= x[i].hi;
+        and_[1] &= x[i].hi;
+        or_[2] |= x[i].time;
+        and_[2] &= x[i].time;
+        if (i && sorted && rec_before(&x[i], &x[i - 1]))
             sorted = false;
     }
     if (sorted)
         return;
-    if (n <= SORT0_INSERTION_MAX) { /* stable: a record moves only past greater ones */
+    if (n <= SORT0_INSERTION_MAX) {
         for (uint32_t i = 1; i < n; i++) {
             struct srec r = x[i];
             uint32_t j = i;
-            for (; j > 0 && (r.hi < x[j - 1].hi || (r.hi == x[j - 1].hi && r.origin < x[j - 1].origin)); j--)
+            for (; j > 0 && rec_before(&r, &x[j - 1]); j--)
                 x[j] = x[j - 1];
             x[j] = r;
         }
     } else if (n <= 1024) {
-        /* bottom-up merge sort of the records: stable, and without the radix passes' 256
-         * counters, which cost more than the records below a thousand */
+        /* bottom-up merge sort of the records, without the radix passes' 256 counters, which
+         * cost more than the records below a thousand */
         for (uint32_t w = 1; w < n; w *= 2) {
             for (uint32_t lo = 0; lo < n; lo += 2 * w) {
                 uint32_t mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
                 while (i < mid && j < hi)
-                    y[k++] = (x[j].hi < x[i].hi || (x[j].hi == x[i].hi && x[j].origin < x[i].origin)) ? x[j++] : x[i++];
+                    y[k++] = rec_before(&x[j], &x[i]) ? x[j++] : x[i++];
                 while (i < mid)
                     y[k++] = x[i++];
                 while (j < hi)
@@ -193,20 +196,38 @@ static void sort0(struct engine *e)
             y = t;
         }
     } else {
-        radix_sort(x, y, n, or_h ^ and_h, or_g ^ and_g, &x);
+        uint64_t vary[3] = { or_[0] ^ and_[0], or_[1] ^ and_[1], or_[2] ^ and_[2] };
+        radix_sort(x, y, n, vary, &x);
     }
     for (uint32_t i = 0; i < n; i++)
         tmp[i] = v[x[i].idx];
     memcpy(v, tmp, (size_t)n * sizeof *v);
 }
 
-/* An event at time `last` scheduled while bucket 0 is being consumed: into its place in the
- * late list, a second sorted run beside bucket 0 that the run loop merges with it. Kept
- * apart because a batch can be huge (a million dependents learning of one completion at one
+static inline void bucket_push(struct bucket *b, const struct event *ev)
+{
+    if (b->len == b->cap) {
+        if (b->head > b->cap / 2) {
+            /* reuse the consumed front before growing */
+            memmove(b->ev, b->ev + b->head, (b->len - b->head) * sizeof *b->ev);
+            b->len -= b->head;
+            b->head = 0;
+        } else {
+            b->cap = b->cap ? b->cap * 2 : 64; /* amortised growth, not per event */
+            b->ev = g_renew(struct event, b->ev, b->cap);
+        }
+    }
+    b->ev[b->len++] = *ev;
+}
+
+/* An event in the open slot (or before it: scheduled between two runs, after the wheel
+ * opened a slot beyond the stop time) scheduled after the slot was sorted: into its place in
+ * the late list, a second sorted run beside bucket 0 that the run loop merges with it. Kept
+ * apart because a slot can be huge (a million dependents learning of one completion at one
  * instant) and each of its events may schedule one for now: placed in bucket 0, every one
- * would move the rest of the batch. The late list holds only what is scheduled for now and
- * not yet run, a few events. */
-static void insert0(struct engine *e, const struct event *ev)
+ * would move the rest of the slot. The late list holds only what is scheduled for the open
+ * slot and not yet run, a few events. */
+static void insert_late(struct engine *e, const struct event *ev)
 {
     struct bucket *b = &e->late;
     bucket_push(b, ev); /* room at the end (this may move the live entries to the front) */
@@ -223,6 +244,8 @@ static void insert0(struct engine *e, const struct event *ev)
         b->ev[lo] = *ev;
     }
 }
+
+/* ---- the radix heap: events beyond the wheel ---- */
 
 static inline int bucket_of(simtime_t t, simtime_t last)
 {
@@ -245,31 +268,177 @@ static inline int first_nonempty(const struct engine *e)
             return 1 + w * 64 + __builtin_ctzll(e->nonempty[w]);
 }
 
-
-/* Files every pending event again relative to a new, earlier `last`. Needed only when an
- * event is scheduled after a run stopped: peeking at the next event (later than the stop
- * time) has already moved `last` past `now`. The new bucket 0 is sorted by key again. */
-static void rebase(struct engine *e, simtime_t last)
+/* The smallest time in bucket i (non-empty, above 0). */
+static simtime_t bucket_min(const struct engine *e, int i)
 {
-    struct event *all = g_new(struct event, e->n ? e->n : 1);
-    size_t k = 0;
-    for (int i = 0; i <= ENGINE_BUCKETS; i++) {
-        struct bucket *b = i < ENGINE_BUCKETS ? &e->b[i] : &e->late;
-        for (uint32_t j = b->head; j < b->len; j++)
-            all[k++] = b->ev[j];
-        b->head = b->len = 0;
+    const struct bucket *src = &e->b[i];
+    simtime_t min = SIMTIME_NEVER;
+    for (uint32_t k = src->head; k < src->len; k++)
+        if (src->ev[k].time < min)
+            min = src->ev[k].time;
+    return min;
+}
+
+/* t lies beyond the wheel, so after the heap's `last` (which is inside the open slot or
+ * earlier): never bucket 0. */
+static void far_push(struct engine *e, const struct event *ev)
+{
+    int i = bucket_of(ev->time, e->last);
+    bucket_push(&e->b[i], ev);
+    mark_nonempty(e, i);
+    e->far_n++;
+    if (ev->time < e->far_min)
+        e->far_min = ev->time;
+}
+
+/* Moves every event of the radix heap at or before `end` (the open slot's last picosecond)
+ * into the open slot's array. The smallest non-empty bucket holds the minimum; its entries move
+ * down relative to it (Ahuja et al.), those at or before `end` into the slot. */
+static void far_take(struct engine *e, simtime_t end)
+{
+    while (e->far_n && e->far_min <= end) {
+        int i = first_nonempty(e);
+        struct bucket *src = &e->b[i];
+        simtime_t min = e->far_min;
+        e->last = min;
+        e->nonempty[(i - 1) >> 6] &= ~(1ull << ((i - 1) & 63));
+        /* every entry goes to a lower bucket or the slot, so none lands back in src while it
+         * is being read */
+        for (uint32_t k = src->head; k < src->len; k++) {
+            const struct event *ev = &src->ev[k];
+            if (ev->time <= end) {
+                bucket_push(&e->b[0], ev);
+                e->far_n--;
+            } else {
+                int j = bucket_of(ev->time, min);
+                bucket_push(&e->b[j], ev);
+                mark_nonempty(e, j);
+            }
+        }
+        src->head = src->len = 0;
+        e->far_min = e->far_n ? bucket_min(e, first_nonempty(e)) : SIMTIME_NEVER;
     }
-    for (int w = 0; w < 4; w++)
-        e->nonempty[w] = 0;
-    e->last = last;
-    for (size_t j = 0; j < k; j++) {
-        int i = bucket_of(all[j].time, last);
-        bucket_push(&e->b[i], &all[j]);
-        if (i)
-            mark_nonempty(e, i);
+}
+
+/* ---- the wheel ---- */
+
+static uint32_t chunk_new(struct engine *e)
+{
+    if (e->nfree)
+        return e->chunk_free[--e->nfree];
+    if (e->chunk_used == e->chunk_cap) {
+        if (e->chunk_cap >= ENGINE_NONE / 4)
+            g_error("engine: more than %u events in the near future", e->chunk_cap * ENGINE_CHUNK);
+        uint32_t cap = e->chunk_cap ? e->chunk_cap * 2 : 256;
+        struct wheel_chunk *c = g_aligned_alloc(cap, sizeof *c, 64);
+        if (e->chunk_used)
+            memcpy(c, e->chunks, (size_t)e->chunk_used * sizeof *c);
+        g_aligned_free(e->chunks);
+        e->chunks = c;
+        e->chunk_free = g_renew(uint32_t, e->chunk_free, cap);
+        e->chunk_cap = cap;
     }
+    return e->chunk_used++;
+}
+
+static inline void wheel_push(struct engine *e, uint64_t s, const struct event *ev)
+{
+    uint32_t k = (uint32_t)s & (ENGINE_WHEEL_SLOTS - 1);
+    struct wheel_slot *sl = &e->slot[k];
+    struct wheel_chunk *c;
+    if (sl->head == ENGINE_NONE) {
+        uint32_t id = chunk_new(e);
+        sl->head = sl->tail = id;
+        c = &e->chunks[id];
+        c->len = 0;
+        c->next = ENGINE_NONE;
+        e->slot_bits[k >> 6] |= 1ull << (k & 63);
+        e->slot_words |= 1ull << (k >> 6);
+    } else {
+        c = &e->chunks[sl->tail];
+        if (c->len == ENGINE_CHUNK) {
+            uint32_t id = chunk_new(e);
+            c = &e->chunks[sl->tail]; /* the pool may have moved */
+            c->next = id;
+            sl->tail = id;
+            c = &e->chunks[id];
+            c->len = 0;
+            c->next = ENGINE_NONE;
+        }
+    }
+    c->ev[c->len++] = *ev;
+}
+
+/* Empties slot s into bucket 0, in insertion order, and frees its chunks. */
+static void wheel_take(struct engine *e, uint64_t s)
+{
+    uint32_t k = (uint32_t)s & (ENGINE_WHEEL_SLOTS - 1);
+    struct wheel_slot *sl = &e->slot[k];
+    struct bucket *b0 = &e->b[0];
+    for (uint32_t id = sl->head; id != ENGINE_NONE;) {
+        const struct wheel_chunk *c = &e->chunks[id];
+        uint32_t next = c->next;
+        if (next != ENGINE_NONE)
+            __builtin_prefetch(&e->chunks[next]);
+        for (uint32_t j = 0; j < c->len; j++)
+            bucket_push(b0, &c->ev[j]);
+        e->chunk_free[e->nfree++] = id;
+        id = next;
+    }
+    sl->head = ENGINE_NONE;
+    e->slot_bits[k >> 6] &= ~(1ull << (k & 63));
+    if (!e->slot_bits[k >> 6])
+        e->slot_words &= ~(1ull << (k >> 6));
+}
+
+/* The first slot of the wheel that has events (its number, not its index), or UINT64_MAX
+ * when the wheel is empty: the search goes round once from wheel_from's index. */
+static inline uint64_t wheel_next(const struct engine *e)
+{
+    if (!e->slot_words)
+        return UINT64_MAX;
+    const uint32_t mask = ENGINE_WHEEL_SLOTS - 1;
+    uint32_t p = (uint32_t)e->wheel_from & mask, w = p >> 6, k;
+    uint64_t m = e->slot_bits[w] & (~0ull << (p & 63));
+    if (m) {
+        k = w * 64 + (uint32_t)__builtin_ctzll(m);
+    } else {
+        uint64_t above = w + 1 < 64 ? e->slot_words & (~0ull << (w + 1)) : 0;
+        uint64_t words = above ? above : e->slot_words; /* else round to word 0 (w's low bits last) */
+        uint32_t w2 = (uint32_t)__builtin_ctzll(words);
+        k = w2 * 64 + (uint32_t)__builtin_ctzll(e->slot_bits[w2]);
+    }
+    return e->wheel_from + ((k - p) & mask);
+}
+
+static inline uint64_t slot_of(simtime_t t) { return t >> ENGINE_SLOT_BITS; }
+
+/* Opens the next slot that has events (from the wheel or the radix heap) into bucket 0,
+ * sorted, unless the slot starts after `stop`: then nothing moves (false), so that events
+ * scheduled between two runs before it need nothing special. Precondition: bucket 0 and the
+ * late list are empty, some event is pending. */
+static bool open_next(struct engine *e, simtime_t stop)
+{
+    uint64_t s = wheel_next(e);
+    if (e->far_n && slot_of(e->far_min) < s)
+        s = slot_of(e->far_min);
+    if (s << ENGINE_SLOT_BITS > stop)
+        return false;
+    e->wheel_from = s + 1;
+    e->b[0].head = e->b[0].len = 0;
+    if (e->slot[(uint32_t)s & (ENGINE_WHEEL_SLOTS - 1)].head != ENGINE_NONE)
+        wheel_take(e, s);
+    far_take(e, s << ENGINE_SLOT_BITS | ((1ull << ENGINE_SLOT_BITS) - 1));
     sort0(e);
-    g_free(all);
+    /* the next slot's first chunk was written a link's delay ago and is out of the caches:
+     * start loading it while this slot's events run */
+    uint64_t s2 = wheel_next(e);
+    if (s2 != UINT64_MAX) {
+        const struct wheel_chunk *c = &e->chunks[e->slot[(uint32_t)s2 & (ENGINE_WHEEL_SLOTS - 1)].head];
+        for (size_t off = 0; off < sizeof *c; off += 64)
+            __builtin_prefetch((const char *)c + off);
+    }
+    return true;
 }
 
 /* The turn of an origin at time t: 23 bits of splitmix64's finaliser over (origin, t), a
@@ -300,16 +469,14 @@ void engine_insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t 
 {
     if (t < e->now)
         t = e->now; /* never schedule into the past */
-    if (t < e->last)
-        rebase(e, e->now);
     struct event ev = { t, k.key, fn, ctx, arg, owner, k.origin };
-    int i = bucket_of(t, e->last);
-    if (i) {
-        bucket_push(&e->b[i], &ev);
-        mark_nonempty(e, i);
-    } else {
-        insert0(e, &ev);
-    }
+    uint64_t s = slot_of(t);
+    if (s < e->wheel_from)
+        insert_late(e, &ev);
+    else if (s - e->wheel_from < ENGINE_WHEEL_SLOTS)
+        wheel_push(e, s, &ev);
+    else
+        far_push(e, &ev);
     e->n++;
 }
 
@@ -323,74 +490,49 @@ void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, vo
     engine_insert(e, t, k, owner, fn, ctx, arg);
 }
 
-/* The smallest time in bucket i (non-empty, above 0). */
-static simtime_t bucket_min(const struct engine *e, int i)
-{
-    const struct bucket *src = &e->b[i];
-    simtime_t min = SIMTIME_NEVER;
-    for (uint32_t k = src->head; k < src->len; k++)
-        if (src->ev[k].time < min)
-            min = src->ev[k].time;
-    return min;
-}
-
-/* Makes bucket 0 non-empty: bucket i's minimum `min` becomes `last` and its entries move
- * down, in order. Precondition: bucket 0 empty, i the smallest non-empty bucket. */
-static void refill(struct engine *e, int i, simtime_t min)
-{
-    struct bucket *src = &e->b[i];
-    e->last = min;
-    e->nonempty[(i - 1) >> 6] &= ~(1ull << ((i - 1) & 63));
-    /* every entry goes to a lower bucket (bucket 0 for those at `min`), so none lands back
-     * in src while it is being read */
-    for (uint32_t k = src->head; k < src->len; k++) {
-        int j = bucket_of(src->ev[k].time, min);
-        bucket_push(&e->b[j], &src->ev[k]);
-        if (j)
-            mark_nonempty(e, j);
-    }
-    src->head = src->len = 0;
-    sort0(e);
-}
-
 /* The next event at or before `stop`, without removing it (*from: the bucket that holds it);
- * NULL when there is none. A later one is left where it is: `last` does not move past the
- * stop time, so events scheduled between two runs (a parallel run's windows) need no rebase. */
+ * NULL when there is none. The open slot's events and the late list's are all earlier than
+ * the wheel's and the radix heap's. */
 static inline const struct event *peek(struct engine *e, simtime_t stop, struct bucket **from)
 {
-    if (e->n == 0)
-        return NULL;
     struct bucket *b0 = &e->b[0], *late = &e->late;
-    if (late->head < late->len) { /* at time `last`, like bucket 0's */
-        if (b0->head == b0->len || ev_before(&late->ev[late->head], &b0->ev[b0->head])) {
-            *from = late;
-            return late->ev[late->head].time <= stop ? &late->ev[late->head] : NULL;
+    for (;;) {
+        if (late->head < late->len) {
+            if (b0->head == b0->len || ev_before(&late->ev[late->head], &b0->ev[b0->head])) {
+                *from = late;
+                return late->ev[late->head].time <= stop ? &late->ev[late->head] : NULL;
+            }
+        } else if (late->len) {
+            late->head = late->len = 0;
         }
-    } else if (late->len) {
-        late->head = late->len = 0;
-    }
-    if (b0->head == b0->len) {
-        b0->head = b0->len = 0;
-        int i = first_nonempty(e);
-        simtime_t min = bucket_min(e, i);
-        if (min > stop)
+        if (b0->head < b0->len) {
+            *from = b0;
+            return b0->ev[b0->head].time <= stop ? &b0->ev[b0->head] : NULL;
+        }
+        if (e->n == 0 || !open_next(e, stop))
             return NULL;
-        refill(e, i, min);
     }
-    *from = b0;
-    return b0->ev[b0->head].time <= stop ? &b0->ev[b0->head] : NULL;
 }
 
 simtime_t engine_next_time(struct engine *e)
 {
     if (e->n == 0)
         return SIMTIME_NEVER;
-    if (e->late.head < e->late.len)
-        return e->late.ev[e->late.head].time;
-    struct bucket *b0 = &e->b[0];
-    if (b0->head < b0->len)
-        return b0->ev[b0->head].time;
-    return bucket_min(e, first_nonempty(e));
+    const struct bucket *b0 = &e->b[0], *late = &e->late;
+    simtime_t t = SIMTIME_NEVER;
+    if (late->head < late->len)
+        t = late->ev[late->head].time;
+    if (b0->head < b0->len && b0->ev[b0->head].time < t)
+        t = b0->ev[b0->head].time;
+    if (t != SIMTIME_NEVER)
+        return t;
+    uint64_t s = wheel_next(e);
+    if (s != UINT64_MAX)
+        for (uint32_t id = e->slot[(uint32_t)s & (ENGINE_WHEEL_SLOTS - 1)].head; id != ENGINE_NONE; id = e->chunks[id].next)
+            for (uint32_t j = 0; j < e->chunks[id].len; j++)
+                if (e->chunks[id].ev[j].time < t)
+                    t = e->chunks[id].ev[j].time;
+    return e->far_min < t ? e->far_min : t;
 }
 
 static void show_progress(struct engine *e, double now_wall, double *last_wall, uint64_t *last_events)
@@ -517,19 +659,36 @@ void timer_set_stamped(struct timer *t, struct engine *e, simtime_t when, struct
 
 void engine_move_pending(struct engine *from, struct engine **to, const uint32_t *engine_of)
 {
+    /* every event of `from`: its buckets (the open slot's included) and late list, then its
+     * wheel; an event whose engine is NULL is another process's (an MPI run): it has its own
+     * copy */
     for (int i = 0; i <= ENGINE_BUCKETS; i++) {
         struct bucket *b = i < ENGINE_BUCKETS ? &from->b[i] : &from->late;
         for (uint32_t j = b->head; j < b->len; j++) {
             const struct event *ev = &b->ev[j];
-            if (!to[engine_of[ev->owner]])
-                continue; /* another process's (an MPI run): it has its own copy */
-            engine_insert(to[engine_of[ev->owner]], ev->time, (struct engine_key){ ev->key, ev->origin }, ev->owner,
-                          ev->fn, ev->ctx, ev->arg);
+            if (to[engine_of[ev->owner]])
+                engine_insert(to[engine_of[ev->owner]], ev->time, (struct engine_key){ ev->key, ev->origin }, ev->owner,
+                              ev->fn, ev->ctx, ev->arg);
         }
         b->head = b->len = 0;
     }
+    for (uint32_t k = 0; k < ENGINE_WHEEL_SLOTS; k++) {
+        for (uint32_t id = from->slot[k].head; id != ENGINE_NONE; id = from->chunks[id].next)
+            for (uint32_t j = 0; j < from->chunks[id].len; j++) {
+                const struct event *ev = &from->chunks[id].ev[j];
+                if (to[engine_of[ev->owner]])
+                    engine_insert(to[engine_of[ev->owner]], ev->time, (struct engine_key){ ev->key, ev->origin },
+                                  ev->owner, ev->fn, ev->ctx, ev->arg);
+            }
+        from->slot[k].head = ENGINE_NONE;
+    }
+    from->chunk_used = from->nfree = 0;
     for (int w = 0; w < 4; w++)
         from->nonempty[w] = 0;
+    memset(from->slot_bits, 0, sizeof from->slot_bits);
+    from->slot_words = 0;
+    from->far_n = 0;
+    from->far_min = SIMTIME_NEVER;
     from->n = 0;
 }
 

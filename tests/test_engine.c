@@ -174,6 +174,90 @@ static void test_events_scheduled_while_running(void)
     engine_free(&e);
 }
 
+/* The near-future wheel and the radix heap behind it: delays at a slot's edges
+ * (2^ENGINE_SLOT_BITS ps) and at the wheel's horizon (ENGINE_WHEEL_SLOTS slots), a few far
+ * beyond it, zero delays, and runs stopped at arbitrary times with events scheduled between
+ * two runs (what a parallel run's windows do). With one entity the order must be (time,
+ * scheduling order) exactly, and no event may run after the stop time of its run. */
+struct edge {
+    struct engine *e;
+    struct rng g;
+    uint64_t next_tag, scheduled, ran, bad_order, late_run;
+    simtime_t last_t, stop;
+    uint64_t last_tag;
+};
+
+static simtime_t edge_delay(struct rng *g)
+{
+    const simtime_t W = 1ull << ENGINE_SLOT_BITS, H = W * ENGINE_WHEEL_SLOTS;
+    const simtime_t edges[] = { 0, 1, W - 1, W, W + 1, 2 * W - 1, H - W, H - 1, H, H + 1, H + W, 2 * H };
+    switch (rng_below(g, 4)) {
+    case 0:
+        return edges[rng_below(g, G_N_ELEMENTS(edges))];
+    case 1:
+        return rng_below(g, 3 * H);
+    case 2:
+        return rng_below(g, 40) == 0 ? rng_below(g, 20 * H) : rng_below(g, 4 * W);
+    default:
+        return rng_below(g, 2 * W);
+    }
+}
+
+static void on_edge(void *ctx, uint64_t tag)
+{
+    struct edge *c = ctx;
+    simtime_t now = c->e->now;
+    if (c->ran && (now < c->last_t || (now == c->last_t && tag < c->last_tag)))
+        c->bad_order++;
+    if (now > c->stop)
+        c->late_run++;
+    c->last_t = now;
+    c->last_tag = tag;
+    c->ran++;
+    for (unsigned i = 0, k = (unsigned)rng_below(&c->g, 3); i < k && c->scheduled < 60000; i++) {
+        engine_at(c->e, now + edge_delay(&c->g), on_edge, c, c->next_tag++);
+        c->scheduled++;
+    }
+}
+
+static void test_wheel_edges_and_windows(void)
+{
+    struct engine e;
+    engine_init(&e);
+    struct edge c = { .e = &e, .stop = SIMTIME_NEVER };
+    rng_init(&c.g, 11, 5);
+    /* the first slot's events out of order, before any slot has opened */
+    const simtime_t first[] = { 700, 3, 3, (1ull << ENGINE_SLOT_BITS) - 1, 0 };
+    for (size_t i = 0; i < G_N_ELEMENTS(first); i++) {
+        engine_at(&e, first[i], on_edge, &c, c.next_tag++);
+        c.scheduled++;
+    }
+    for (int i = 0; i < 200; i++) {
+        engine_at(&e, edge_delay(&c.g), on_edge, &c, c.next_tag++);
+        c.scheduled++;
+    }
+    /* windows of random length; between two, events at or after `now` from outside */
+    simtime_t end = 0;
+    while (engine_pending(&e)) {
+        end += rng_below(&c.g, 16ull << ENGINE_SLOT_BITS);
+        c.stop = end;
+        engine_run(&e, c.stop);
+        CU_ASSERT(e.now <= c.stop);
+        if (engine_pending(&e)) {
+            CU_ASSERT(engine_next_time(&e) > c.stop);
+            if (c.scheduled < 60000 && rng_below(&c.g, 2)) {
+                engine_at(&e, e.now + rng_below(&c.g, 3ull << ENGINE_SLOT_BITS), on_edge, &c, c.next_tag++);
+                c.scheduled++;
+            }
+        }
+    }
+    CU_ASSERT(c.scheduled >= 60000);
+    CU_ASSERT_EQUAL(c.ran, c.scheduled);
+    CU_ASSERT_EQUAL(c.bad_order, 0);
+    CU_ASSERT_EQUAL(c.late_run, 0);
+    engine_free(&e);
+}
+
 /* ---- timers ---- */
 
 struct tctx {
@@ -1017,6 +1101,7 @@ static CU_TestInfo tests[] = {
     { "200000 events at one instant, each scheduling one more for it: in order", test_late_events_in_a_big_batch },
     { "20000 random events match a sorted reference", test_random_against_sorted_reference },
     { "events scheduled while running keep the order", test_events_scheduled_while_running },
+    { "delays at the wheel's slot edges and horizon, windows: in order", test_wheel_edges_and_windows },
     { "extreme times; events added after an early stop", test_extreme_times },
     { "timer: cancel never fires", test_timer_cancel },
     { "timer: move earlier fires once at the new time", test_timer_move_earlier },
