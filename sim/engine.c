@@ -58,7 +58,7 @@ void engine_set_entities(struct engine *e, uint32_t n)
  * of synchronised senders (batches of up to 218 there), while an event scheduled into the
  * open slot goes into the late list one by one, and rarely. So: by insertion for a few
  * events; else (key, index) records by insertion, by a merge or, above a thousand, by an LSD
- * radix sort over the bytes that differ.
+ * radix sort over the bytes that differ (sort_prefixed, sort0).
  *
  * The order: time, then owner, then the key's high half (remote flag, turn), then origin,
  * then the key's low half (the sequence). Owner first is what matters for speed (each
@@ -138,6 +138,76 @@ static void radix_sort(struct srec *x, struct srec *y, uint32_t n, const uint64_
  * with insertion to 128 (interleaved runs, 2026-12-04, then for batches of one instant). */
 #define SORT0_INSERTION_MAX 128
 
+/* Records of the sorts up to 1024 events: a 64-bit prefix of the order that is exact inside a
+ * slot (the time's offset in the slot, 10 bits; the owner, 31; the remote flag and the turn's
+ * top 22 bits, 23), and where two prefixes are equal (one owner, one instant, nearly the same
+ * turn: rare) the events themselves decide. Half the bytes of a full-key record, and most
+ * comparisons one instruction. */
+struct prec {
+    uint64_t prefix;
+    uint32_t idx;
+};
+
+_Static_assert(ENGINE_SLOT_BITS + 31 + 23 == 64 && ENGINE_MAX_ENTITIES <= 1ull << 31, "the prefix's fields fill 64 bits");
+
+static inline uint64_t prefix_of(const struct event *a)
+{
+    return (uint64_t)(a->time & ((1ull << ENGINE_SLOT_BITS) - 1)) << 54 | (uint64_t)a->owner << 23 | a->key >> 41;
+}
+
+static inline bool prec_before(const struct prec *a, const struct prec *b, const struct event *v)
+{
+    if (a->prefix != b->prefix)
+        return a->prefix < b->prefix;
+    return ev_before(&v[a->idx], &v[b->idx]);
+}
+
+/* Sorts n (17 .. 1024) events of one slot through prefix records; false when they were in
+ * order already. */
+static bool sort_prefixed(struct engine *e, struct event *v, uint32_t n)
+{
+    struct prec *x = (struct prec *)e->scratch, *y = x + n;
+    bool sorted = true;
+    for (uint32_t i = 0; i < n; i++) {
+        x[i] = (struct prec){ prefix_of(&v[i]), i };
+        if (i && sorted && prec_before(&x[i], &x[i - 1], v))
+            sorted = false;
+    }
+    if (sorted)
+        return false;
+    if (n <= SORT0_INSERTION_MAX) {
+        for (uint32_t i = 1; i < n; i++) {
+            struct prec r = x[i];
+            uint32_t j = i;
+            for (; j > 0 && prec_before(&r, &x[j - 1], v); j--)
+                x[j] = x[j - 1];
+            x[j] = r;
+        }
+    } else {
+        /* bottom-up merge sort of the records, without the radix passes' 256 counters, which
+         * cost more than the records below a thousand */
+        for (uint32_t w = 1; w < n; w *= 2) {
+            for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+                uint32_t mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
+                while (i < mid && j < hi)
+                    y[k++] = prec_before(&x[j], &x[i], v) ? x[j++] : x[i++];
+                while (i < mid)
+                    y[k++] = x[i++];
+                while (j < hi)
+                    y[k++] = x[j++];
+            }
+            struct prec *t = x;
+            x = y;
+            y = t;
+        }
+    }
+    struct event *tmp = (struct event *)((struct srec *)e->scratch + 2 * (size_t)e->scratch_cap);
+    for (uint32_t i = 0; i < n; i++)
+        tmp[i] = v[x[i].idx];
+    memcpy(v, tmp, (size_t)n * sizeof *v);
+    return true;
+}
+
 static void sort0(struct engine *e)
 {
     struct bucket *b = &e->b[0];
@@ -153,6 +223,11 @@ static void sort0(struct engine *e)
         e->scratch_cap = n * 2;
         e->scratch = g_renew(uint8_t, e->scratch, (gsize)e->scratch_cap * (2 * sizeof(struct srec) + sizeof(struct event)));
     }
+    if (n <= 1024) {
+        sort_prefixed(e, v, n);
+        return;
+    }
+    /* above a thousand: full-key records, LSD radix sort over the bytes that differ */
     struct srec *x = (struct srec *)e->scratch, *y = x + e->scratch_cap;
     struct event *tmp = (struct event *)(y + e->scratch_cap);
     uint64_t or_[3] = { 0, 0, 0 }, and_[3] = { ~0ull, ~0ull, ~0ull };
@@ -170,35 +245,8 @@ static void sort0(struct engine *e)
     }
     if (sorted)
         return;
-    if (n <= SORT0_INSERTION_MAX) {
-        for (uint32_t i = 1; i < n; i++) {
-            struct srec r = x[i];
-            uint32_t j = i;
-            for (; j > 0 && rec_before(&r, &x[j - 1]); j--)
-                x[j] = x[j - 1];
-            x[j] = r;
-        }
-    } else if (n <= 1024) {
-        /* bottom-up merge sort of the records, without the radix passes' 256 counters, which
-         * cost more than the records below a thousand */
-        for (uint32_t w = 1; w < n; w *= 2) {
-            for (uint32_t lo = 0; lo < n; lo += 2 * w) {
-                uint32_t mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
-                while (i < mid && j < hi)
-                    y[k++] = rec_before(&x[j], &x[i]) ? x[j++] : x[i++];
-                while (i < mid)
-                    y[k++] = x[i++];
-                while (j < hi)
-                    y[k++] = x[j++];
-            }
-            struct srec *t = x;
-            x = y;
-            y = t;
-        }
-    } else {
-        uint64_t vary[3] = { or_[0] ^ and_[0], or_[1] ^ and_[1], or_[2] ^ and_[2] };
-        radix_sort(x, y, n, vary, &x);
-    }
+    uint64_t vary[3] = { or_[0] ^ and_[0], or_[1] ^ and_[1], or_[2] ^ and_[2] };
+    radix_sort(x, y, n, vary, &x);
     for (uint32_t i = 0; i < n; i++)
         tmp[i] = v[x[i].idx];
     memcpy(v, tmp, (size_t)n * sizeof *v);
@@ -452,7 +500,8 @@ static inline uint64_t turn_of(uint32_t origin, simtime_t t)
     return (z ^ (z >> 31)) >> 41;
 }
 
-struct engine_key engine_stamp(struct engine *e, uint32_t owner, simtime_t t)
+/* stamp and insert are inlined into engine_at_on, which every event goes through */
+static inline struct engine_key stamp(struct engine *e, uint32_t owner, simtime_t t)
 {
     /* the origin: the entity running now, or before the run the new event's owner */
     uint32_t origin = e->cur != ENGINE_NONE ? e->cur : owner;
@@ -464,8 +513,8 @@ struct engine_key engine_stamp(struct engine *e, uint32_t owner, simtime_t t)
     return (struct engine_key){ k, origin };
 }
 
-void engine_insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn, void *ctx,
-                   uint64_t arg)
+static inline void insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn, void *ctx,
+                          uint64_t arg)
 {
     if (t < e->now)
         t = e->now; /* never schedule into the past */
@@ -480,14 +529,22 @@ void engine_insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t 
     e->n++;
 }
 
+struct engine_key engine_stamp(struct engine *e, uint32_t owner, simtime_t t) { return stamp(e, owner, t); }
+
+void engine_insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn, void *ctx,
+                   uint64_t arg)
+{
+    insert(e, t, k, owner, fn, ctx, arg);
+}
+
 void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, void *ctx, uint64_t arg)
 {
-    struct engine_key k = engine_stamp(e, owner, t);
+    struct engine_key k = stamp(e, owner, t);
     if (e->grp && e->grp->worker_of[owner] != e->self) { /* another worker's entity */
         engine_group_send(e, t < e->now ? e->now : t, k, owner, fn, ctx, arg);
         return;
     }
-    engine_insert(e, t, k, owner, fn, ctx, arg);
+    insert(e, t, k, owner, fn, ctx, arg);
 }
 
 /* The next event at or before `stop`, without removing it (*from: the bucket that holds it);

@@ -258,6 +258,47 @@ static void test_wheel_edges_and_windows(void)
     engine_free(&e);
 }
 
+/* One origin's events for one owner at one instant run in the order it scheduled them, also
+ * when the earlier ones waited beyond the wheel's horizon (in the radix heap) and the later
+ * ones in the wheel: the slot then receives them later-first, and only the key's sequence
+ * puts them back (40 events: the sort through prefix records, whose prefixes are all equal). */
+struct seqo {
+    struct engine *e;
+    uint64_t tag[64];
+    int n;
+};
+
+static void seqo_hit(void *ctx, uint64_t tag)
+{
+    struct seqo *q = ctx;
+    CU_ASSERT_FATAL(q->n < 64);
+    q->tag[q->n++] = tag;
+}
+
+static void seqo_send(void *ctx, uint64_t first)
+{
+    struct seqo *q = ctx;
+    for (uint64_t k = 0; k < 20; k++)
+        engine_at_on(q->e, 10000000, 1, seqo_hit, q, first + k); /* 10 us */
+}
+
+static void test_one_origin_across_heap_and_wheel(void)
+{
+    struct engine e;
+    engine_init(&e);
+    engine_set_entities(&e, 2);
+    struct seqo q = { .e = &e };
+    engine_at_on(&e, 0, 0, seqo_send, &q, 0);             /* 10 us ahead: beyond the horizon */
+    engine_at_on(&e, 9000000, 0, seqo_send, &q, 20);      /* 1 us ahead: into the wheel */
+    engine_run(&e, SIMTIME_NEVER);
+    CU_ASSERT_EQUAL_FATAL(q.n, 40);
+    int in_order = 0;
+    for (int k = 0; k < 40; k++)
+        in_order += q.tag[k] == (uint64_t)k;
+    CU_ASSERT_EQUAL(in_order, 40);
+    engine_free(&e);
+}
+
 /* ---- timers ---- */
 
 struct tctx {
@@ -1102,6 +1143,7 @@ static CU_TestInfo tests[] = {
     { "20000 random events match a sorted reference", test_random_against_sorted_reference },
     { "events scheduled while running keep the order", test_events_scheduled_while_running },
     { "delays at the wheel's slot edges and horizon, windows: in order", test_wheel_edges_and_windows },
+    { "one origin's ties in its order, from the radix heap and the wheel", test_one_origin_across_heap_and_wheel },
     { "extreme times; events added after an early stop", test_extreme_times },
     { "timer: cancel never fires", test_timer_cancel },
     { "timer: move earlier fires once at the new time", test_timer_move_earlier },
