@@ -70,7 +70,7 @@ struct bucket {
 };
 
 /* The radix heap's buckets: 1 + 16 L + d holds highest differing digit L, digit value d
- * (bucket 0, time == last, is the wheel's open slot instead) */
+ * (bucket 0 holds the wheel's open slot instead) */
 #define ENGINE_BUCKETS (1 + 16 * 16)
 /* The wheel: slots of 2^10 ps (bench/fabric.ini has about two events a nanosecond), 4096 of
  * them (a horizon of 4.2 us) */
