@@ -138,6 +138,16 @@ static void radix_sort(struct srec *x, struct srec *y, uint32_t n, const uint64_
  * with insertion to 128 (interleaved runs, 2026-12-04, then for batches of one instant). */
 #define SORT0_INSERTION_MAX 128
 
+/* Puts v[0..n) in the order the records name (idx of each record, rec_size bytes apart),
+ * through the events' part of the scratch space. */
+static void permute(struct engine *e, struct event *v, uint32_t n, const uint32_t *idx, size_t rec_size)
+{
+    struct event *tmp = (struct event *)((struct srec *)e->scratch + 2 * (size_t)e->scratch_cap);
+    for (uint32_t i = 0; i < n; i++)
+        tmp[i] = v[*(const uint32_t *)((const char *)idx + i * rec_size)];
+    memcpy(v, tmp, (size_t)n * sizeof *v);
+}
+
 /* Records of the sorts up to 1024 events: a 64-bit prefix of the order that is exact inside a
  * slot (the time's offset in the slot, 10 bits; the owner, 31; the remote flag and the turn's
  * top 22 bits, 23), and where two prefixes are equal (one owner, one instant, nearly the same
@@ -201,10 +211,7 @@ static bool sort_prefixed(struct engine *e, struct event *v, uint32_t n)
             y = t;
         }
     }
-    struct event *tmp = (struct event *)((struct srec *)e->scratch + 2 * (size_t)e->scratch_cap);
-    for (uint32_t i = 0; i < n; i++)
-        tmp[i] = v[x[i].idx];
-    memcpy(v, tmp, (size_t)n * sizeof *v);
+    permute(e, v, n, &x[0].idx, sizeof *x);
     return true;
 }
 
@@ -229,7 +236,6 @@ static void sort0(struct engine *e)
     }
     /* above a thousand: full-key records, LSD radix sort over the bytes that differ */
     struct srec *x = (struct srec *)e->scratch, *y = x + e->scratch_cap;
-    struct event *tmp = (struct event *)(y + e->scratch_cap);
     uint64_t or_[3] = { 0, 0, 0 }, and_[3] = { ~0ull, ~0ull, ~0ull };
     bool sorted = true;
     for (uint32_t i = 0; i < n; i++) {
@@ -247,9 +253,7 @@ static void sort0(struct engine *e)
         return;
     uint64_t vary[3] = { or_[0] ^ and_[0], or_[1] ^ and_[1], or_[2] ^ and_[2] };
     radix_sort(x, y, n, vary, &x);
-    for (uint32_t i = 0; i < n; i++)
-        tmp[i] = v[x[i].idx];
-    memcpy(v, tmp, (size_t)n * sizeof *v);
+    permute(e, v, n, &x[0].idx, sizeof *x);
 }
 
 static inline void bucket_push(struct bucket *b, const struct event *ev)
