@@ -518,6 +518,10 @@ void port_send_now(struct net *n, struct port_rt *p, uint32_t pkt);
 
 /* switch (models/switch.c) */
 void switch_receive(struct net *n, struct port_rt *in, uint32_t pkt);
+/* Prefetch hints (net_prefetch), reads only: what a packet's arrival at a switch reads; what
+ * a switch port's next dequeue reads behind its head packets. */
+void switch_prefetch_arrival(const struct net *n, const struct port_rt *in, const struct packet *pk);
+void switch_prefetch_dequeue(const struct net *n, const struct port_rt *p);
 uint32_t switch_dequeue(struct net *n, struct port_rt *p);
 uint32_t switch_drop_queue(struct net *n, struct port_rt *p, int q);
 double ecn_mark_probability(uint64_t qbytes, uint64_t kmin, uint64_t kmax, double pmax);
@@ -529,12 +533,16 @@ void nic_assign_cnp_slots(struct net *n);
 void nic_receive(struct net *n, struct port_rt *in, uint32_t pkt);
 uint32_t nic_dequeue(struct net *n, struct host_rt *h);
 bool nic_has_work(const struct net *n, const struct host_rt *h);
-/* Prefetch hints (net_prefetch): what the NIC's next dequeue reads, what its pacing wake-up
- * timer will read when it fires, and for a QP's retransmission event (not a struct timer:
- * timer_lite) the QP, returning whether ev was one. Reads only. */
+/* Prefetch hints (net_prefetch), reads only: a host's NIC state that a dequeue reads first;
+ * what the next dequeue reads behind it (its QPs); a pacing wake-up timer's host (deep: its
+ * QPs); a QP's retransmission event (not a struct timer: timer_lite), returning whether ev was
+ * one; a packet arriving at its host: the QP or responder and transfer (deep: what those lead
+ * to). */
+void nic_prefetch_host(const struct net *n, const struct host_rt *h);
 void nic_prefetch_dequeue(const struct net *n, const struct host_rt *h);
-void nic_prefetch_timer(const struct net *n, const struct timer *t);
+void nic_prefetch_timer(const struct net *n, const struct timer *t, bool deep);
 bool nic_prefetch_event(const struct net *n, const struct event *ev);
+void nic_prefetch_arrival(const struct net *n, const struct packet *pk, bool deep);
 void nic_post(struct net *n, uint32_t xfer);
 uint16_t roce_udp_sport(uint32_t lqpn, uint32_t rqpn);
 

@@ -396,6 +396,14 @@ static void wake_fire(void *ctx, uint64_t host)
     port_kick(n, &n->ports[n->hosts[host].port]);
 }
 
+void nic_prefetch_host(const struct net *n, const struct host_rt *h)
+{
+    (void)n;
+    __builtin_prefetch(&h->ctrl);
+    __builtin_prefetch(&h->ready_head);
+    __builtin_prefetch(&h->heap_n);
+}
+
 void nic_prefetch_dequeue(const struct net *n, const struct host_rt *h)
 {
     if (h->heap_n) /* a paced QP whose slot has come goes first when none is ready */
@@ -404,10 +412,18 @@ void nic_prefetch_dequeue(const struct net *n, const struct host_rt *h)
         net_prefetch_qp(n, h->ready_head);
 }
 
-void nic_prefetch_timer(const struct net *n, const struct timer *t)
+void nic_prefetch_timer(const struct net *n, const struct timer *t, bool deep)
 {
-    if (t->fn == wake_fire && t->arg < n->topo->nhosts)
-        nic_prefetch_dequeue(n, &n->hosts[t->arg]);
+    if (t->fn != wake_fire || t->arg >= n->topo->nhosts)
+        return;
+    const struct host_rt *h = &n->hosts[t->arg];
+    if (!deep) {
+        nic_prefetch_host(n, h);
+        if (h->heap_n)
+            __builtin_prefetch(h->heap);
+        return;
+    }
+    nic_prefetch_dequeue(n, h);
 }
 
 bool nic_prefetch_event(const struct net *n, const struct event *ev)
@@ -417,6 +433,33 @@ bool nic_prefetch_event(const struct net *n, const struct event *ev)
     if (timer_lite_index(ev->arg) < n->nqps) /* the QP, from the event alone */
         net_prefetch_qp(n, timer_lite_index(ev->arg));
     return true;
+}
+
+void nic_prefetch_arrival(const struct net *n, const struct packet *pk, bool deep)
+{
+    if (pk->qp >= n->nqps)
+        return;
+    if (deep) {
+        /* a CE mark makes the responder look up its CNP moderation slot */
+        if (pk->kind == PKT_DATA && pk->ecn == ECN_CE && n->cnp_last)
+            __builtin_prefetch(&n->cnp_last[n->qresp[pk->qp].cnp_slot]);
+        return;
+    }
+    if (pk->kind == PKT_DATA) {
+        __builtin_prefetch(&n->qresp[pk->qp]);
+        __builtin_prefetch(&n->hosts[pk->dst].rx_bytes);
+    } else {
+        net_prefetch_qp(n, pk->qp);
+    }
+    /* a message's last packet completes its transfer (xfer_finished); an ACK moves its QP's
+     * first message, most often the transfer of the data it acknowledges */
+    if (pk->transfer < n->nxfers && (pk->kind != PKT_DATA || (pk->flags & PKT_F_LAST))) {
+        __builtin_prefetch(&n->xfers[pk->transfer]);
+        if (pk->kind == PKT_DATA) {
+            __builtin_prefetch(schedule_get(n->sched, pk->transfer));
+            __builtin_prefetch(&n->dep_off[pk->transfer]);
+        }
+    }
 }
 
 /* ---------- control packets ---------- */

@@ -38,6 +38,7 @@ void engine_free(struct engine *e)
     g_free(e->late.ev);
     g_free(e->seq);
     g_free(e->scratch);
+    g_free(e->spare);
     g_free(e->slot);
     g_aligned_free(e->chunks);
     g_free(e->chunk_free);
@@ -138,14 +139,26 @@ static void radix_sort(struct srec *x, struct srec *y, uint32_t n, const uint64_
  * with insertion to 128 (interleaved runs, 2026-12-04, then for batches of one instant). */
 #define SORT0_INSERTION_MAX 128
 
-/* Puts v[0..n) in the order the records name (idx of each record, rec_size bytes apart),
- * through the events' part of the scratch space. */
-static void permute(struct engine *e, struct event *v, uint32_t n, const uint32_t *idx, size_t rec_size)
+/* Puts bucket 0's n events (from its head) in the order the records name (idx of each
+ * record, rec_size bytes apart): gathered into the spare array, which then becomes the
+ * bucket's, so that each event moves once. */
+static void permute(struct engine *e, uint32_t n, const uint32_t *idx, size_t rec_size)
 {
-    struct event *tmp = (struct event *)((struct srec *)e->scratch + 2 * (size_t)e->scratch_cap);
+    struct bucket *b = &e->b[0];
+    if (e->spare_cap < b->cap) {
+        g_free(e->spare);
+        e->spare = g_new(struct event, b->cap);
+        e->spare_cap = b->cap;
+    }
+    struct event *from = b->ev + b->head, *to = e->spare + b->head;
     for (uint32_t i = 0; i < n; i++)
-        tmp[i] = v[*(const uint32_t *)((const char *)idx + i * rec_size)];
-    memcpy(v, tmp, (size_t)n * sizeof *v);
+        to[i] = from[*(const uint32_t *)((const char *)idx + i * rec_size)];
+    struct event *t = b->ev;
+    uint32_t cap = b->cap;
+    b->ev = e->spare;
+    b->cap = e->spare_cap;
+    e->spare = t;
+    e->spare_cap = cap;
 }
 
 /* Records of the sorts up to 1024 events: a 64-bit prefix of the order that is exact inside a
@@ -211,7 +224,7 @@ static bool sort_prefixed(struct engine *e, struct event *v, uint32_t n)
             y = t;
         }
     }
-    permute(e, v, n, &x[0].idx, sizeof *x);
+    permute(e, n, &x[0].idx, sizeof *x);
     return true;
 }
 
@@ -228,7 +241,7 @@ static void sort0(struct engine *e)
     }
     if (e->scratch_cap < n) {
         e->scratch_cap = n * 2;
-        e->scratch = g_renew(uint8_t, e->scratch, (gsize)e->scratch_cap * (2 * sizeof(struct srec) + sizeof(struct event)));
+        e->scratch = g_renew(uint8_t, e->scratch, (gsize)e->scratch_cap * 2 * sizeof(struct srec));
     }
     if (n <= 1024) {
         sort_prefixed(e, v, n);
@@ -253,7 +266,7 @@ static void sort0(struct engine *e)
         return;
     uint64_t vary[3] = { or_[0] ^ and_[0], or_[1] ^ and_[1], or_[2] ^ and_[2] };
     radix_sort(x, y, n, vary, &x);
-    permute(e, v, n, &x[0].idx, sizeof *x);
+    permute(e, n, &x[0].idx, sizeof *x);
 }
 
 static inline void bucket_push(struct bucket *b, const struct event *ev)
@@ -626,9 +639,10 @@ void engine_run(struct engine *e, simtime_t stop)
         e->n--;
         e->now = ev.time;
         e->cur = ev.owner;
-        if (e->prefetch && from->head < from->len)
-            e->prefetch(e->prefetch_ctx, &from->ev[from->head],
-                        from->head + 1 < from->len ? &from->ev[from->head + 1] : NULL);
+        if (e->prefetch && from->head < from->len) {
+            uint32_t left = from->len - from->head;
+            e->prefetch(e->prefetch_ctx, &from->ev[from->head], left < ENGINE_PREFETCH_DEPTH ? left : ENGINE_PREFETCH_DEPTH);
+        }
         ev.fn(ev.ctx, ev.arg);
         e->cur = ENGINE_NONE;
         e->events++;
@@ -649,8 +663,7 @@ void engine_run(struct engine *e, simtime_t stop)
 
 void engine_halt(struct engine *e) { e->halted = true; }
 
-void engine_set_prefetch(struct engine *e, void (*fn)(void *ctx, const struct event *next, const struct event *after),
-                         void *ctx)
+void engine_set_prefetch(struct engine *e, void (*fn)(void *ctx, const struct event *up, uint32_t count), void *ctx)
 {
     e->prefetch = fn;
     e->prefetch_ctx = ctx;

@@ -123,13 +123,15 @@ struct engine {
     uint32_t cur;              /* owner of the event running, or ENGINE_NONE between events */
     uint8_t *scratch;          /* sorting a slot's events */
     uint32_t scratch_cap;      /* events it has room for */
+    struct event *spare;       /* a sorted slot's events are gathered here, then swapped in */
+    uint32_t spare_cap;
     /* a parallel run (sim/engine_group.h): the group, this engine's place in it, and the
      * events for other engines made during the current window, one array per engine */
     struct engine_group *grp;
     uint32_t self;
     struct engine_outbox *out;
     /* optional: warms the caches for the events that run next (engine_set_prefetch) */
-    void (*prefetch)(void *ctx, const struct event *next, const struct event *after);
+    void (*prefetch)(void *ctx, const struct event *up, uint32_t count);
     void *prefetch_ctx;
 } __attribute__((aligned(64))); /* an engine's lines are its own: each event writes `now`, `cur`
                                  * and bucket 0's head, and a parallel run's engines run on
@@ -174,13 +176,13 @@ static inline void engine_after(struct engine *e, simtime_t dt, event_fn fn, voi
 void engine_run(struct engine *e, simtime_t stop);
 void engine_halt(struct engine *e);
 /* A hook the engine calls before each event with the events that run after it, when they
- * are already known (the rest of the same instant's batch; NULL where not): `next` runs
- * after the current one, `after` after `next`. It may only read state and prefetch: on a
- * large fabric an event's state (its packet, port, QP) is usually out of the caches, and an
- * event's work is long enough to hide the load of the next one's. Results do not depend on
- * it. */
-void engine_set_prefetch(struct engine *e, void (*fn)(void *ctx, const struct event *next, const struct event *after),
-                         void *ctx);
+ * are already known (the rest of the same slot's batch): up[0] runs after the current one,
+ * up[1] after up[0] and so on, `count` of them (1 to ENGINE_PREFETCH_DEPTH). It may only read
+ * state and prefetch: on a large fabric an event's state (its packet, port, QP) is usually
+ * out of the caches and reached through a chain of loads, so the hook starts each event's
+ * chain one link per event, ENGINE_PREFETCH_DEPTH events ahead. Results do not depend on it. */
+#define ENGINE_PREFETCH_DEPTH 3
+void engine_set_prefetch(struct engine *e, void (*fn)(void *ctx, const struct event *up, uint32_t count), void *ctx);
 /* For a prefetch hook: the timer an event fires, or NULL when it is not a timer's. */
 const struct timer *engine_event_timer(const struct event *ev);
 /* The time of the next pending event, SIMTIME_NEVER when none (nothing is taken out). */
