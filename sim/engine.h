@@ -180,11 +180,16 @@ void engine_halt(struct engine *e);
  * up[1] after up[0] and so on, `count` of them (1 to ENGINE_PREFETCH_DEPTH). It may only read
  * state and prefetch: on a large fabric an event's state (its packet, port, QP) is usually
  * out of the caches and reached through a chain of loads, so the hook starts each event's
- * chain one link per event, ENGINE_PREFETCH_DEPTH events ahead. Results do not depend on it. */
-#define ENGINE_PREFETCH_DEPTH 3
+ * chain a few events ahead, up to ENGINE_PREFETCH_DEPTH. Results do not depend on it. */
+#define ENGINE_PREFETCH_DEPTH 5
 void engine_set_prefetch(struct engine *e, void (*fn)(void *ctx, const struct event *up, uint32_t count), void *ctx);
+/* The handler of a struct timer's events (it skips those of a timer moved since). */
+void timer_fire(void *ctx, uint64_t gen);
 /* For a prefetch hook: the timer an event fires, or NULL when it is not a timer's. */
-const struct timer *engine_event_timer(const struct event *ev);
+static inline const struct timer *engine_event_timer(const struct event *ev)
+{
+    return ev->fn == timer_fire ? ev->ctx : NULL;
+}
 /* The time of the next pending event, SIMTIME_NEVER when none (nothing is taken out). */
 simtime_t engine_next_time(struct engine *e);
 /* The engine running an event on this thread now, or NULL between runs. */
