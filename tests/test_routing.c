@@ -51,6 +51,37 @@ static void test_routes_without_a_link(void)
     scenario_free(s);
 }
 
+/* The same fabric with every link up. Next hops by hand: leaf -> other leaf through either
+ * spine (ports 4, 5), leaf -> spine k its port 4 + k, spine -> leaf l its port l, spine ->
+ * other spine through either leaf (ports 0, 1). Six distinct lists, [4 5] [4] [5] [0] [1]
+ * [0 1], eight next hops in all: each list is stored once, and pairs with the same list
+ * share it (twelve pairs would need sixteen). */
+static void test_routes_shared(void)
+{
+    struct scenario *s = load("routing/link-down.ini", NULL);
+    GError *err = NULL;
+    struct topology *t = topology_build(s, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    const uint32_t S = t->nswitches, H = t->nhosts;
+    CU_ASSERT_EQUAL_FATAL(S, 4);
+    static const struct { uint32_t sw, dsw, n, hop[2]; } want[] = {
+        { 8, 9, 2, { 4, 5 } },  { 9, 8, 2, { 4, 5 } },  { 8, 10, 1, { 4 } }, { 9, 10, 1, { 4 } },
+        { 8, 11, 1, { 5 } },    { 9, 11, 1, { 5 } },    { 10, 8, 1, { 0 } }, { 11, 8, 1, { 0 } },
+        { 10, 9, 1, { 1 } },    { 11, 9, 1, { 1 } },    { 10, 11, 2, { 0, 1 } }, { 11, 10, 2, { 0, 1 } },
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        size_t idx = (size_t)(want[i].sw - H) * S + (want[i].dsw - H);
+        CU_ASSERT_EQUAL(t->route_cnt[idx], want[i].n);
+        for (uint32_t k = 0; k < want[i].n && k < t->route_cnt[idx]; k++)
+            CU_ASSERT_EQUAL(t->route_ports[t->route_off[idx] + k], want[i].hop[k]);
+    }
+    CU_ASSERT_EQUAL(t->nroute_ports, 8);
+    CU_ASSERT_EQUAL(t->route_off[(8 - H) * S + (9 - H)], t->route_off[(9 - H) * S + (8 - H)]);
+    CU_ASSERT_EQUAL(t->route_off[(10 - H) * S + (8 - H)], t->route_off[(11 - H) * S + (8 - H)]);
+    topology_free(t);
+    scenario_free(s);
+}
+
 /* The simulation: until the routing converges (50 us + route_convergence), leaf0 keeps hashing
  * two of the four flows to spine1, which drops them (it cannot reach leaf1). After it no
  * packet is dropped: the run stopped just after the convergence has as many drops as the whole
@@ -84,6 +115,7 @@ static void test_convergence(void)
 
 static CU_TestInfo tests[] = {
     { "routes over the links that are up, by hand", test_routes_without_a_link },
+    { "next-hop lists by hand, each stored once", test_routes_shared },
     { "after route_convergence no switch routes into the dead link", test_convergence },
     CU_TEST_INFO_NULL,
 };
