@@ -43,6 +43,16 @@ struct mmu {
 
 enum mmu_verdict { MMU_ACCEPT = 0, MMU_DROP, MMU_DROP_LOSSLESS };
 
+/* Starts loading what admitting, releasing and the PFC checks read of (port, prio): its
+ * counters, its dynamic-threshold factor and its XOFF state (up to three cache lines where
+ * the port is not line-aligned). A hint for the prefetch hook; reads nothing. */
+static inline void mmu_port_prefetch(const struct mmu_port *p, int prio)
+{
+    __builtin_prefetch(&p->in[prio & (MMU_NPRIO - 1)]);
+    __builtin_prefetch(&p->alpha);
+    __builtin_prefetch(&p->xoff_sent);
+}
+
 /* Sets up the switch-wide figures once all ports' headroom sizes are known. */
 void mmu_init(struct mmu *m, const struct mmu_config *cfg, struct mmu_port *ports, uint32_t nports);
 /* The PFC threshold on shared use for an ingress port. */

@@ -57,6 +57,9 @@ uint32_t pkt_alloc(struct net *n)
         pool_grow(n, w);
     uint32_t i = w->pool_free;
     w->pool_free = n->pool[i].next;
+    /* the next allocation's packet: while the pool grows it is memory never read since */
+    if (w->pool_free != NONE32)
+        __builtin_prefetch(&n->pool[w->pool_free]);
     return i;
 }
 

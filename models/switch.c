@@ -118,7 +118,7 @@ void switch_prefetch_arrival(const struct net *n, const struct port_rt *in, cons
     __builtin_prefetch(sw);
     if (pk->kind == PKT_PFC)
         return;
-    __builtin_prefetch(&in->mmu.in[pk->prio & (MMU_NPRIO - 1)]);
+    mmu_port_prefetch(&in->mmu, pk->prio);
     uint32_t cnt;
     const uint16_t *hops = net_routes(n, in->node, pk->dst, &cnt);
     if (cnt == 0 || (cnt > 1 && n->sc->lb != LB_ECMP))
@@ -136,7 +136,7 @@ void switch_prefetch_dequeue(const struct net *n, const struct port_rt *p)
     for (int q = 0; q < NPRIO; q++)
         if (p->q[q].pkts) {
             const struct packet *pk = &n->pool[p->q[q].head];
-            __builtin_prefetch(&n->ports[first + pk->in_port].mmu.in[q]);
+            mmu_port_prefetch(&n->ports[first + pk->in_port].mmu, q);
         }
 }
 
