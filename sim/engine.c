@@ -414,9 +414,10 @@ static inline void wheel_push(struct engine *e, uint64_t s, const struct event *
     if (sl->head == ENGINE_NONE) {
         uint32_t id = chunk_new(e);
         sl->head = sl->tail = id;
+        sl->before_tail = ENGINE_NONE;
         c = &e->chunks[id];
         c->len = 0;
-        c->next = ENGINE_NONE;
+        c->next = c->next2 = ENGINE_NONE;
         e->slot_bits[k >> 6] |= 1ull << (k & 63);
         e->slot_words |= 1ull << (k >> 6);
     } else {
@@ -425,13 +426,22 @@ static inline void wheel_push(struct engine *e, uint64_t s, const struct event *
             uint32_t id = chunk_new(e);
             c = &e->chunks[sl->tail]; /* the pool may have moved */
             c->next = id;
+            if (sl->before_tail != ENGINE_NONE)
+                e->chunks[sl->before_tail].next2 = id;
+            sl->before_tail = sl->tail;
             sl->tail = id;
             c = &e->chunks[id];
             c->len = 0;
-            c->next = ENGINE_NONE;
+            c->next = c->next2 = ENGINE_NONE;
         }
     }
     c->ev[c->len++] = *ev;
+}
+
+static inline void prefetch_chunk(const struct wheel_chunk *c)
+{
+    for (size_t off = 0; off < sizeof *c; off += 64)
+        __builtin_prefetch((const char *)c + off);
 }
 
 /* Empties slot s into bucket 0, in insertion order, and frees its chunks. */
@@ -443,8 +453,13 @@ static void wheel_take(struct engine *e, uint64_t s)
     for (uint32_t id = sl->head; id != ENGINE_NONE;) {
         const struct wheel_chunk *c = &e->chunks[id];
         uint32_t next = c->next;
-        if (next != ENGINE_NONE)
-            __builtin_prefetch(&e->chunks[next]);
+        /* a slot's chunks were taken from the free stack at different times and lie apart:
+         * the walk loads the chunk two ahead (next was started one chunk ago; the first two
+         * at the slot's start) */
+        if (id == sl->head && next != ENGINE_NONE)
+            prefetch_chunk(&e->chunks[next]);
+        if (c->next2 != ENGINE_NONE)
+            prefetch_chunk(&e->chunks[c->next2]);
         for (uint32_t j = 0; j < c->len; j++)
             bucket_push(b0, &c->ev[j]);
         e->chunk_free[e->nfree++] = id;
@@ -499,9 +514,7 @@ static bool open_next(struct engine *e, simtime_t stop)
      * start loading it while this slot's events run */
     uint64_t s2 = wheel_next(e);
     if (s2 != UINT64_MAX) {
-        const struct wheel_chunk *c = &e->chunks[e->slot[(uint32_t)s2 & (ENGINE_WHEEL_SLOTS - 1)].head];
-        for (size_t off = 0; off < sizeof *c; off += 64)
-            __builtin_prefetch((const char *)c + off);
+        prefetch_chunk(&e->chunks[e->slot[(uint32_t)s2 & (ENGINE_WHEEL_SLOTS - 1)].head]);
     }
     return true;
 }

@@ -85,10 +85,13 @@ struct bucket {
 struct wheel_chunk {
     struct event ev[ENGINE_CHUNK];
     uint32_t len, next;        /* next: the slot's next chunk, or ENGINE_NONE */
+    uint32_t next2;            /* the one after next: taking a slot loads two ahead */
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct wheel_chunk) == 256, "a chunk is four cache lines");
 
 struct wheel_slot {
     uint32_t head, tail;       /* chunks; head ENGINE_NONE when the slot is empty */
+    uint32_t before_tail;      /* the chunk whose next is tail, or ENGINE_NONE */
 };
 
 struct engine {
