@@ -470,7 +470,10 @@ static struct topology *leaf_spine_kind(const struct scenario *s, GArray **route
     (void)routes;
     char *why = NULL;
     uint64_t L = s->leaves, SP = s->leaves > 1 ? s->spines : 0, H = L * s->hosts_per_leaf;
-    if (!memory_fits(memory_topology_bytes(H, L + SP, H + L * SP, L * L * SP + 2 * L * SP), &why)) {
+    /* next hops: the distinct lists bfs_routes keeps, a leaf's uplinks toward every remote
+     * leaf (SP), a spine's downlinks toward every other spine (L), one hop to each spine from
+     * a leaf and to each leaf from a spine */
+    if (!memory_fits(memory_topology_bytes(H, L + SP, H + L * SP, 2 * (L + SP)), &why)) {
         g_set_error(err, SCENARIO_ERROR, 1,
                     "%s: [topology] leaves = %u, spines = %u, hosts_per_leaf = %u: the fabric and its routing "
                     "tables need %s; lower leaves, spines or hosts_per_leaf", s->path, s->leaves, s->spines,

@@ -671,8 +671,8 @@ static void test_flows_bom(void)
 static void test_memory_estimate(void)
 {
     char *out = NULL;
-    /* 4096 x 4096 x 4096: within every key's limit, but the route tables alone are
-     * leaves^2 x spines next hops: 2^36 x 2 B = 128 GiB */
+    /* 4096 x 4096 x 4096: within every key's limit, but 2^24 hosts and as many leaf-spine
+     * links: 2^26 ports of over 1 KB each, more than 64 GiB */
     gint64 t0 = g_get_monotonic_time();
     CU_ASSERT_EQUAL(check_text("[topology]\nleaves = 4096\nspines = 4096\nhosts_per_leaf = 4096\n" WORKLOAD,
                                NULL, NULL, &out), 2);
@@ -697,6 +697,13 @@ static void test_memory_estimate(void)
     g_free(se);
     const char *bad[] = { "check", sc, "--max-memory", "0x10MB", NULL };
     CU_ASSERT_EQUAL(test_rocesim(bad, NULL, NULL, NULL), 2);
+    g_free(sc);
+    /* 512 leaves x 128 spines, one host each: the next hops are the distinct lists, 2 x (512
+     * + 128) of them (bfs_routes keeps each once), not one per switch pair, 512^2 x 128 x 4 B =
+     * 134 MB, which with the 65 536 links' ports (about 170 MB) passed 250 MB */
+    sc = put_file(dir, "wide.ini", "[topology]\nleaves = 512\nspines = 128\nhosts_per_leaf = 1\n" WORKLOAD);
+    const char *wide[] = { "check", sc, "--max-memory", "250MB", NULL };
+    CU_ASSERT_EQUAL(test_rocesim(wide, NULL, NULL, NULL), 0);
     g_free(sc);
     test_rmtree(dir);
     g_free(dir);
