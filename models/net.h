@@ -545,7 +545,7 @@ bool nic_has_work(const struct net *n, const struct host_rt *h);
  * QPs); a QP's retransmission event (not a struct timer: timer_lite), returning whether ev was
  * one; a packet arriving at its host: the QP or responder and transfer (deep: what those lead
  * to). */
-void nic_prefetch_host(const struct net *n, const struct host_rt *h);
+void nic_prefetch_host(const struct host_rt *h);
 void nic_prefetch_dequeue(const struct net *n, const struct host_rt *h);
 void nic_prefetch_timer(const struct net *n, const struct timer *t, bool deep);
 bool nic_prefetch_event(const struct net *n, const struct event *ev);

@@ -396,9 +396,8 @@ static void wake_fire(void *ctx, uint64_t host)
     port_kick(n, &n->ports[n->hosts[host].port]);
 }
 
-void nic_prefetch_host(const struct net *n, const struct host_rt *h)
+void nic_prefetch_host(const struct host_rt *h)
 {
-    (void)n;
     __builtin_prefetch(&h->ctrl);
     __builtin_prefetch(&h->ready_head);
     __builtin_prefetch(&h->heap_n);
@@ -418,7 +417,7 @@ void nic_prefetch_timer(const struct net *n, const struct timer *t, bool deep)
         return;
     const struct host_rt *h = &n->hosts[t->arg];
     if (!deep) {
-        nic_prefetch_host(n, h);
+        nic_prefetch_host(h);
         if (h->heap_n)
             __builtin_prefetch(h->heap);
         return;

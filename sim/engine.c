@@ -138,6 +138,9 @@ static void radix_sort(struct srec *x, struct srec *y, uint32_t n, const uint64_
  * log2(n) passes. bench/fabric.ini: 6.25-6.29 s with the merge from 17 records, 5.99-6.02
  * with insertion to 128 (interleaved runs, 2026-12-04, then for batches of one instant). */
 #define SORT0_INSERTION_MAX 128
+/* Above this many, full-key records and the radix sort (below it the radix passes' 256
+ * counters cost more than the records). */
+#define SORT0_PREFIX_MAX 1024
 
 /* Puts bucket 0's n events (from its head) in the order the records name (idx of each
  * record, rec_size bytes apart): gathered into the spare array, which then becomes the
@@ -185,9 +188,8 @@ static inline bool prec_before(const struct prec *a, const struct prec *b, const
     return ev_before(&v[a->idx], &v[b->idx]);
 }
 
-/* Sorts n (17 .. 1024) events of one slot through prefix records; false when they were in
- * order already. */
-static bool sort_prefixed(struct engine *e, struct event *v, uint32_t n)
+/* Sorts n (17 .. SORT0_PREFIX_MAX) events of one slot through prefix records. */
+static void sort_prefixed(struct engine *e, struct event *v, uint32_t n)
 {
     struct prec *x = (struct prec *)e->scratch, *y = x + n;
     bool sorted = true;
@@ -197,7 +199,7 @@ static bool sort_prefixed(struct engine *e, struct event *v, uint32_t n)
             sorted = false;
     }
     if (sorted)
-        return false;
+        return;
     if (n <= SORT0_INSERTION_MAX) {
         for (uint32_t i = 1; i < n; i++) {
             struct prec r = x[i];
@@ -207,8 +209,7 @@ static bool sort_prefixed(struct engine *e, struct event *v, uint32_t n)
             x[j] = r;
         }
     } else {
-        /* bottom-up merge sort of the records, without the radix passes' 256 counters, which
-         * cost more than the records below a thousand */
+        /* bottom-up merge sort of the records (up to SORT0_PREFIX_MAX) */
         for (uint32_t w = 1; w < n; w *= 2) {
             for (uint32_t lo = 0; lo < n; lo += 2 * w) {
                 uint32_t mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
@@ -225,7 +226,6 @@ static bool sort_prefixed(struct engine *e, struct event *v, uint32_t n)
         }
     }
     permute(e, n, &x[0].idx, sizeof *x);
-    return true;
 }
 
 static void sort0(struct engine *e)
@@ -243,7 +243,7 @@ static void sort0(struct engine *e)
         e->scratch_cap = n * 2;
         e->scratch = g_renew(uint8_t, e->scratch, (gsize)e->scratch_cap * 2 * sizeof(struct srec));
     }
-    if (n <= 1024) {
+    if (n <= SORT0_PREFIX_MAX) {
         sort_prefixed(e, v, n);
         return;
     }
