@@ -134,9 +134,8 @@ static void prefetch_led(const struct net *n, const struct event *ev, bool deep)
     } else if (deep) {
         switch_prefetch_dequeue(n, p);
     } else {
-        for (int q = 0; q < NPRIO; q++)
-            if (p->q[q].pkts)
-                __builtin_prefetch(&n->pool[p->q[q].head]);
+        for (unsigned m = p->qmask; m; m &= m - 1)
+            __builtin_prefetch(&n->pool[p->q[__builtin_ctz(m)].head]);
     }
 }
 
@@ -261,10 +260,7 @@ void port_kick(struct net *n, struct port_rt *p)
         if (i == NONE32)
             return;
         port_send_now(n, p, i);
-        more = false;
-        for (int q = 0; q < NPRIO; q++)
-            if (p->q[q].pkts && !(p->paused & (1u << q)))
-                more = true;
+        more = (p->qmask & ~p->paused) != 0;
     }
     if (more)
         timer_set(&p->txt, p->busy_until);
@@ -404,11 +400,8 @@ static void hist_account(struct port_rt *p, simtime_t now)
 
 void sampler_queue_changed(struct net *n, struct port_rt *p)
 {
-    uint64_t tot = 0;
-    for (int q = 0; q < NPRIO; q++)
-        tot += p->q[q].bytes;
-    if (tot > p->max_q)
-        p->max_q = tot;
+    if (p->qbytes > p->max_q)
+        p->max_q = p->qbytes;
     if (p->dirty || !n->sampler)
         return;
     p->dirty = true;

@@ -52,6 +52,9 @@ struct port_rt {
     uint8_t wd_active;         /* watchdog: priorities whose PFC is ignored and queue dropped */
     uint8_t rr;                /* DWRR: the data priority whose turn it is */
     bool rr_granted;           /* DWRR: it has had its quantum for this turn */
+    uint8_t qmask;             /* egress queues holding packets (bit q: q[q].pkts > 0) */
+    uint32_t qbytes;           /* bytes in all egress queues: choosing a queue and sampling
+                                * read this line, not the queues' three (port_q_push, _pop) */
     uint64_t rate;
     simtime_t delay;
     uint64_t ps_per_byte;      /* serialisation time of a byte when exact, else 0 */
@@ -516,6 +519,22 @@ static inline uint32_t pktq_pop(struct net *n, struct pktq *q)
         q->tail = NONE32;
     q->pkts--;
     q->bytes -= n->pool[i].frame;
+    return i;
+}
+
+/* A switch port's egress queue q, keeping the port's summary (qmask, qbytes) with it. */
+static inline void port_q_push(struct net *n, struct port_rt *p, int q, uint32_t i)
+{
+    pktq_push(n, &p->q[q], i);
+    p->qmask |= (uint8_t)(1u << q);
+    p->qbytes += n->pool[i].frame;
+}
+static inline uint32_t port_q_pop(struct net *n, struct port_rt *p, int q)
+{
+    uint32_t i = pktq_pop(n, &p->q[q]);
+    if (!p->q[q].pkts)
+        p->qmask &= (uint8_t)~(1u << q);
+    p->qbytes -= n->pool[i].frame;
     return i;
 }
 

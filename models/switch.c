@@ -58,10 +58,7 @@ static inline void maybe_mark(struct net *n, struct switch_rt *sw, struct port_r
 
 static inline uint32_t port_queue_bytes(const struct port_rt *p)
 {
-    uint32_t b = 0;
-    for (int q = 0; q < NPRIO; q++)
-        b += p->q[q].bytes;
-    return b;
+    return p->qbytes;
 }
 
 /* The next hop among `cnt` equal-cost ones ([switch] load_balance):
@@ -133,11 +130,11 @@ void switch_prefetch_arrival(const struct net *n, const struct port_rt *in, cons
 void switch_prefetch_dequeue(const struct net *n, const struct port_rt *p)
 {
     uint32_t first = net_first_port(n, p);
-    for (int q = 0; q < NPRIO; q++)
-        if (p->q[q].pkts) {
-            const struct packet *pk = &n->pool[p->q[q].head];
-            mmu_port_prefetch(&n->ports[first + pk->in_port].mmu, q);
-        }
+    for (unsigned m = p->qmask; m; m &= m - 1) {
+        int q = __builtin_ctz(m);
+        const struct packet *pk = &n->pool[p->q[q].head];
+        mmu_port_prefetch(&n->ports[first + pk->in_port].mmu, q);
+    }
 }
 
 void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
@@ -195,7 +192,7 @@ void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
     pk->in_port = (uint16_t)in->local;
     if (n->sc->ecn && n->sc->ecn_mark == MARK_ENQUEUE)
         maybe_mark(n, sw, out, pk, out->q[prio].bytes);
-    pktq_push(n, &out->q[prio], i);
+    port_q_push(n, out, prio, i);
     sampler_queue_changed(n, out);
     port_kick(n, out);
 }
@@ -203,10 +200,7 @@ void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
 /* Strict priority for control classes (highest first), then DWRR over data classes. */
 static int pick_queue(struct net *n, struct port_rt *p)
 {
-    uint8_t ready = 0;
-    for (int q = 0; q < NPRIO; q++)
-        if (p->q[q].pkts && !(p->paused & (1u << q)))
-            ready |= (uint8_t)(1u << q);
+    uint8_t ready = p->qmask & (uint8_t)~p->paused;
     if (!ready)
         return -1;
     uint8_t ctrl = ready & n->ctrl_prio_mask;
@@ -248,7 +242,7 @@ uint32_t switch_dequeue(struct net *n, struct port_rt *p)
     int q = pick_queue(n, p);
     if (q < 0)
         return NONE32;
-    uint32_t i = pktq_pop(n, &p->q[q]);
+    uint32_t i = port_q_pop(n, p, q);
     struct packet *pk = &n->pool[i];
     if (!(n->ctrl_prio_mask & (1u << q))) {
         p->deficit[q] -= pk->frame;
@@ -282,7 +276,7 @@ uint32_t switch_drop_queue(struct net *n, struct port_rt *p, int q)
     struct switch_rt *sw = &n->switches[p->node - n->topo->nhosts];
     uint32_t dropped = 0;
     while (p->q[q].pkts) {
-        uint32_t i = pktq_pop(n, &p->q[q]);
+        uint32_t i = port_q_pop(n, p, q);
         struct packet *pk = &n->pool[i];
         struct port_rt *in = &n->ports[net_first_port(n, p) + pk->in_port];
         mmu_release(&sw->mmu, &in->mmu, q, pk->frame);

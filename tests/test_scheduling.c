@@ -1,5 +1,6 @@
 /* Switch scheduling between data priorities: DWRR with weights ([switch] dwrr_weights). */
 #include <string.h>
+#include "models/net.h"
 #include "tests/testutil.h"
 
 /* fct_ns / ideal_ns (the slowdown column) of transfer `id` in DIR/transfers.csv */
@@ -63,7 +64,35 @@ static void test_bad_weights(void)
     g_free(out);
 }
 
+/* A switch port keeps which egress queues hold packets and their bytes in all (what choosing
+ * a queue and sampling read): three frames of 100, 200 and 300 bytes on priorities 3, 6, 3,
+ * then taken out in FIFO order per queue, the summary by hand at each step. */
+static void test_queue_summary(void)
+{
+    struct packet pool[3] = { { .frame = 100 }, { .frame = 200 }, { .frame = 300 } };
+    struct net n = { .pool = pool };
+    struct port_rt p = { 0 };
+    for (int q = 0; q < NPRIO; q++)
+        p.q[q].head = p.q[q].tail = NONE32;
+    port_q_push(&n, &p, 3, 0);
+    port_q_push(&n, &p, 6, 1);
+    port_q_push(&n, &p, 3, 2);
+    CU_ASSERT_EQUAL(p.qmask, (1u << 3) | (1u << 6));
+    CU_ASSERT_EQUAL(p.qbytes, 600);
+    CU_ASSERT_EQUAL(port_q_pop(&n, &p, 3), 0);
+    CU_ASSERT_EQUAL(p.qmask, (1u << 3) | (1u << 6)); /* frame 2 still waits on 3 */
+    CU_ASSERT_EQUAL(p.qbytes, 500);
+    CU_ASSERT_EQUAL(port_q_pop(&n, &p, 3), 2);
+    CU_ASSERT_EQUAL(p.qmask, 1u << 6);
+    CU_ASSERT_EQUAL(p.qbytes, 200);
+    CU_ASSERT_EQUAL(port_q_pop(&n, &p, 6), 1);
+    CU_ASSERT_EQUAL(p.qmask, 0);
+    CU_ASSERT_EQUAL(p.qbytes, 0);
+    CU_ASSERT_EQUAL(p.q[3].head, NONE32);
+}
+
 static CU_TestInfo tests[] = {
+    { "a port's queue summary follows its queues", test_queue_summary },
     { "DWRR shares a port by weight between data priorities", test_weighted_share },
     { "bad dwrr_weights is refused", test_bad_weights },
     CU_TEST_INFO_NULL,
