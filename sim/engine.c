@@ -174,11 +174,14 @@ struct prec {
     uint32_t idx;
 };
 
-_Static_assert(ENGINE_SLOT_BITS + 31 + 23 == 64 && ENGINE_MAX_ENTITIES <= 1ull << 31, "the prefix's fields fill 64 bits");
+/* the turn's bits that fit beside the slot offset and the owner */
+#define PREFIX_TURN_BITS (64 - ENGINE_SLOT_BITS - 31)
+_Static_assert(PREFIX_TURN_BITS >= 16 && ENGINE_MAX_ENTITIES <= 1ull << 31, "the prefix holds the owner and most of the turn");
 
 static inline uint64_t prefix_of(const struct event *a)
 {
-    return (uint64_t)(a->time & ((1ull << ENGINE_SLOT_BITS) - 1)) << 54 | (uint64_t)a->owner << 23 | a->key >> 41;
+    return (uint64_t)(a->time & ((1ull << ENGINE_SLOT_BITS) - 1)) << (64 - ENGINE_SLOT_BITS) |
+           (uint64_t)a->owner << PREFIX_TURN_BITS | a->key >> (64 - PREFIX_TURN_BITS);
 }
 
 static inline bool prec_before(const struct prec *a, const struct prec *b, const struct event *v)
@@ -406,36 +409,38 @@ static uint32_t chunk_new(struct engine *e)
     return e->chunk_used++;
 }
 
-static inline void wheel_push(struct engine *e, uint64_t s, const struct event *ev)
+/* The place of a new event at the end of slot s's list. The caller writes the event there
+ * field by field: built on the stack and copied, its 8-byte stores were read back as 16-byte
+ * loads, which store forwarding does not serve (a stall of about a dozen cycles per event). */
+static inline struct event *wheel_append(struct engine *e, uint64_t s)
 {
     uint32_t k = (uint32_t)s & (ENGINE_WHEEL_SLOTS - 1);
     struct wheel_slot *sl = &e->slot[k];
-    struct wheel_chunk *c;
     if (sl->head == ENGINE_NONE) {
         uint32_t id = chunk_new(e);
         sl->head = sl->tail = id;
         sl->before_tail = ENGINE_NONE;
-        c = &e->chunks[id];
-        c->len = 0;
-        c->next = c->next2 = ENGINE_NONE;
+        sl->len = 0;
+        e->chunks[id].next = e->chunks[id].next2 = ENGINE_NONE;
         e->slot_bits[k >> 6] |= 1ull << (k & 63);
         e->slot_words |= 1ull << (k >> 6);
-    } else {
-        c = &e->chunks[sl->tail];
-        if (c->len == ENGINE_CHUNK) {
-            uint32_t id = chunk_new(e);
-            c = &e->chunks[sl->tail]; /* the pool may have moved */
-            c->next = id;
-            if (sl->before_tail != ENGINE_NONE)
-                e->chunks[sl->before_tail].next2 = id;
-            sl->before_tail = sl->tail;
-            sl->tail = id;
-            c = &e->chunks[id];
-            c->len = 0;
-            c->next = c->next2 = ENGINE_NONE;
-        }
+    } else if (sl->len == ENGINE_CHUNK) {
+        uint32_t id = chunk_new(e);
+        e->chunks[sl->tail].next = id;
+        if (sl->before_tail != ENGINE_NONE)
+            e->chunks[sl->before_tail].next2 = id;
+        sl->before_tail = sl->tail;
+        sl->tail = id;
+        sl->len = 0;
+        e->chunks[id].next = e->chunks[id].next2 = ENGINE_NONE;
     }
-    c->ev[c->len++] = *ev;
+    return &e->chunks[sl->tail].ev[sl->len++];
+}
+
+/* The events in chunk id of slot sl: all it holds but in the slot's last. */
+static inline uint32_t chunk_len(const struct engine *e, const struct wheel_slot *sl, uint32_t id)
+{
+    return e->chunks[id].next == ENGINE_NONE ? sl->len : ENGINE_CHUNK;
 }
 
 static inline void prefetch_chunk(const struct wheel_chunk *c)
@@ -460,7 +465,8 @@ static void wheel_take(struct engine *e, uint64_t s)
             prefetch_chunk(&e->chunks[next]);
         if (c->next2 != ENGINE_NONE)
             prefetch_chunk(&e->chunks[c->next2]);
-        for (uint32_t j = 0; j < c->len; j++)
+        uint32_t len = next == ENGINE_NONE ? sl->len : ENGINE_CHUNK;
+        for (uint32_t j = 0; j < len; j++)
             bucket_push(b0, &c->ev[j]);
         e->chunk_free[e->nfree++] = id;
         id = next;
@@ -483,7 +489,7 @@ static inline uint64_t wheel_next(const struct engine *e)
     if (m) {
         k = w * 64 + (uint32_t)__builtin_ctzll(m);
     } else {
-        uint64_t above = w + 1 < 64 ? e->slot_words & (~0ull << (w + 1)) : 0;
+        uint64_t above = w + 1 < ENGINE_WHEEL_SLOTS / 64 ? e->slot_words & (~0ull << (w + 1)) : 0;
         uint64_t words = above ? above : e->slot_words; /* else round to word 0 (w's low bits last) */
         uint32_t w2 = (uint32_t)__builtin_ctzll(words);
         k = w2 * 64 + (uint32_t)__builtin_ctzll(e->slot_bits[w2]);
@@ -548,15 +554,24 @@ static inline void insert(struct engine *e, simtime_t t, struct engine_key k, ui
 {
     if (t < e->now)
         t = e->now; /* never schedule into the past */
-    struct event ev = { t, k.key, fn, ctx, arg, owner, k.origin };
     uint64_t s = slot_of(t);
+    e->n++;
+    if (s >= e->wheel_from && s - e->wheel_from < ENGINE_WHEEL_SLOTS) {
+        struct event *ev = wheel_append(e, s);
+        ev->time = t;
+        ev->key = k.key;
+        ev->fn = fn;
+        ev->ctx = ctx;
+        ev->arg = arg;
+        ev->owner = owner;
+        ev->origin = k.origin;
+        return;
+    }
+    struct event ev = { t, k.key, fn, ctx, arg, owner, k.origin };
     if (s < e->wheel_from)
         insert_late(e, &ev);
-    else if (s - e->wheel_from < ENGINE_WHEEL_SLOTS)
-        wheel_push(e, s, &ev);
     else
         far_push(e, &ev);
-    e->n++;
 }
 
 struct engine_key engine_stamp(struct engine *e, uint32_t owner, simtime_t t) { return stamp(e, owner, t); }
@@ -614,11 +629,13 @@ simtime_t engine_next_time(struct engine *e)
     if (t != SIMTIME_NEVER)
         return t;
     uint64_t s = wheel_next(e);
-    if (s != UINT64_MAX)
-        for (uint32_t id = e->slot[(uint32_t)s & (ENGINE_WHEEL_SLOTS - 1)].head; id != ENGINE_NONE; id = e->chunks[id].next)
-            for (uint32_t j = 0; j < e->chunks[id].len; j++)
+    if (s != UINT64_MAX) {
+        const struct wheel_slot *sl = &e->slot[(uint32_t)s & (ENGINE_WHEEL_SLOTS - 1)];
+        for (uint32_t id = sl->head; id != ENGINE_NONE; id = e->chunks[id].next)
+            for (uint32_t j = 0; j < chunk_len(e, sl, id); j++)
                 if (e->chunks[id].ev[j].time < t)
                     t = e->chunks[id].ev[j].time;
+    }
     return e->far_min < t ? e->far_min : t;
 }
 
@@ -756,7 +773,7 @@ void engine_move_pending(struct engine *from, struct engine **to, const uint32_t
     }
     for (uint32_t k = 0; k < ENGINE_WHEEL_SLOTS; k++) {
         for (uint32_t id = from->slot[k].head; id != ENGINE_NONE; id = from->chunks[id].next)
-            for (uint32_t j = 0; j < from->chunks[id].len; j++) {
+            for (uint32_t j = 0; j < chunk_len(from, &from->slot[k], id); j++) {
                 const struct event *ev = &from->chunks[id].ev[j];
                 if (to[engine_of[ev->owner]])
                     engine_insert(to[engine_of[ev->owner]], ev->time, (struct engine_key){ ev->key, ev->origin },

@@ -83,8 +83,8 @@ struct bucket {
  * order, and chunks come from one pool, so memory follows the events pending, not the
  * slots' peaks. */
 struct wheel_chunk {
-    struct event ev[ENGINE_CHUNK];
-    uint32_t len, next;        /* next: the slot's next chunk, or ENGINE_NONE */
+    struct event ev[ENGINE_CHUNK]; /* full but in a slot's last chunk (wheel_slot.len) */
+    uint32_t next;             /* the slot's next chunk, or ENGINE_NONE */
     uint32_t next2;            /* the one after next: taking a slot loads two ahead */
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct wheel_chunk) == 256, "a chunk is four cache lines");
@@ -92,6 +92,9 @@ _Static_assert(sizeof(struct wheel_chunk) == 256, "a chunk is four cache lines")
 struct wheel_slot {
     uint32_t head, tail;       /* chunks; head ENGINE_NONE when the slot is empty */
     uint32_t before_tail;      /* the chunk whose next is tail, or ENGINE_NONE */
+    uint32_t len;              /* events in the tail chunk: kept here, an insert reads no
+                                * chunk line (the tail was written up to a link's delay ago,
+                                * out of the caches on a large fabric) */
 };
 
 struct engine {
