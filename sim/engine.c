@@ -98,6 +98,8 @@ static inline bool rec_before(const struct srec *a, const struct srec *b)
 static void insertion_sort(struct event *v, uint32_t n)
 {
     for (uint32_t i = 1; i < n; i++) {
+        if (!ev_before(&v[i], &v[i - 1]))
+            continue; /* in place already (most are): nothing copied */
         struct event x = v[i];
         uint32_t j = i;
         for (; j > 0 && ev_before(&x, &v[j - 1]); j--)
@@ -449,12 +451,9 @@ static inline void prefetch_chunk(const struct wheel_chunk *c)
         __builtin_prefetch((const char *)c + off);
 }
 
-/* Empties slot s into bucket 0, in insertion order, and frees its chunks. */
-static void wheel_take(struct engine *e, uint64_t s)
+/* wheel_take for a slot of several chunks (or a bucket not yet grown) */
+static void wheel_take_list(struct engine *e, struct wheel_slot *sl, struct bucket *b0)
 {
-    uint32_t k = (uint32_t)s & (ENGINE_WHEEL_SLOTS - 1);
-    struct wheel_slot *sl = &e->slot[k];
-    struct bucket *b0 = &e->b[0];
     for (uint32_t id = sl->head; id != ENGINE_NONE;) {
         const struct wheel_chunk *c = &e->chunks[id];
         uint32_t next = c->next;
@@ -471,11 +470,28 @@ static void wheel_take(struct engine *e, uint64_t s)
         e->chunk_free[e->nfree++] = id;
         id = next;
     }
+}
+
+/* Empties slot s into bucket 0, in insertion order, and frees its chunks. */
+static void wheel_take(struct engine *e, uint64_t s)
+{
+    uint32_t k = (uint32_t)s & (ENGINE_WHEEL_SLOTS - 1);
+    struct wheel_slot *sl = &e->slot[k];
+    struct bucket *b0 = &e->b[0];
+    /* one chunk (most slots): copied at once into the bucket, empty here (open_next) */
+    if (sl->head == sl->tail && b0->cap >= ENGINE_CHUNK) {
+        memcpy(b0->ev, e->chunks[sl->head].ev, sl->len * sizeof(struct event));
+        b0->len = sl->len;
+        e->chunk_free[e->nfree++] = sl->head;
+    } else {
+        wheel_take_list(e, sl, b0);
+    }
     sl->head = ENGINE_NONE;
     e->slot_bits[k >> 6] &= ~(1ull << (k & 63));
     if (!e->slot_bits[k >> 6])
         e->slot_words &= ~(1ull << (k >> 6));
 }
+
 
 /* The first slot of the wheel that has events (its number, not its index), or UINT64_MAX
  * when the wheel is empty: the search goes round once from wheel_from's index. */
@@ -536,38 +552,60 @@ static inline uint64_t turn_of(uint32_t origin, simtime_t t)
     return (z ^ (z >> 31)) >> 41;
 }
 
-/* stamp and insert are inlined into engine_at_on, which every event goes through */
+static void G_GNUC_NORETURN seq_overflow(uint32_t origin)
+{
+    g_error("entity %u scheduled 2^%d events", origin, ENGINE_SEQ_BITS);
+}
+
+/* The key of an event for `owner` at t scheduled now (t already clamped to now). */
+static inline uint64_t key_of(struct engine *e, uint32_t origin, uint32_t owner, simtime_t t)
+{
+    uint64_t seq = e->seq[origin]++;
+    if (G_UNLIKELY(seq >> ENGINE_SEQ_BITS))
+        seq_overflow(origin);
+    /* an owner's own events at one time share their origin, hence their turn, and come
+     * before every other origin's (the remote flag): the turn orders nothing among them, and
+     * the hash is left out (zero) */
+    return origin != owner ? ENGINE_KEY_REMOTE | turn_of(origin, t) << ENGINE_SEQ_BITS | seq : seq;
+}
+
 static inline struct engine_key stamp(struct engine *e, uint32_t owner, simtime_t t)
 {
-    /* the origin: the entity running now, or before the run the new event's owner */
+    /* the origin: the entity running now, or before the run the new event's own owner */
     uint32_t origin = e->cur != ENGINE_NONE ? e->cur : owner;
     if (t < e->now)
         t = e->now; /* as engine_insert will */
-    if (e->seq[origin] >> ENGINE_SEQ_BITS)
-        g_error("entity %u scheduled 2^%d events", origin, ENGINE_SEQ_BITS);
-    uint64_t k = (origin != owner ? ENGINE_KEY_REMOTE : 0) | turn_of(origin, t) << ENGINE_SEQ_BITS | e->seq[origin]++;
-    return (struct engine_key){ k, origin };
+    return (struct engine_key){ key_of(e, origin, owner, t), origin };
 }
 
-static inline void insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn, void *ctx,
-                          uint64_t arg)
+static inline void fill(struct event *ev, simtime_t t, uint64_t key, uint32_t origin, uint32_t owner, event_fn fn,
+                        void *ctx, uint64_t arg)
+{
+    ev->time = t;
+    ev->key = key;
+    ev->fn = fn;
+    ev->ctx = ctx;
+    ev->arg = arg;
+    ev->owner = owner;
+    ev->origin = origin;
+}
+
+/* Any event, into the wheel, the radix heap or the late list. Out of line: engine_at_on
+ * keeps the common case (a slot whose last chunk has room) free of calls, so of saved
+ * registers. */
+static G_GNUC_NO_INLINE void insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn,
+                                    void *ctx, uint64_t arg)
 {
     if (t < e->now)
         t = e->now; /* never schedule into the past */
     uint64_t s = slot_of(t);
     e->n++;
-    if (s >= e->wheel_from && s - e->wheel_from < ENGINE_WHEEL_SLOTS) {
-        struct event *ev = wheel_append(e, s);
-        ev->time = t;
-        ev->key = k.key;
-        ev->fn = fn;
-        ev->ctx = ctx;
-        ev->arg = arg;
-        ev->owner = owner;
-        ev->origin = k.origin;
+    if (s - e->wheel_from < ENGINE_WHEEL_SLOTS) { /* (below wheel_from it wraps round) */
+        fill(wheel_append(e, s), t, k.key, k.origin, owner, fn, ctx, arg);
         return;
     }
-    struct event ev = { t, k.key, fn, ctx, arg, owner, k.origin };
+    struct event ev;
+    fill(&ev, t, k.key, k.origin, owner, fn, ctx, arg);
     if (s < e->wheel_from)
         insert_late(e, &ev);
     else
@@ -582,14 +620,53 @@ void engine_insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t 
     insert(e, t, k, owner, fn, ctx, arg);
 }
 
-void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, void *ctx, uint64_t arg)
+static G_GNUC_NO_INLINE void at_on_group(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, void *ctx,
+                                         uint64_t arg)
 {
     struct engine_key k = stamp(e, owner, t);
-    if (e->grp && e->grp->worker_of[owner] != e->self) { /* another worker's entity */
+    if (e->grp->worker_of[owner] != e->self) { /* another worker's entity */
         engine_group_send(e, t < e->now ? e->now : t, k, owner, fn, ctx, arg);
         return;
     }
     insert(e, t, k, owner, fn, ctx, arg);
+}
+
+/* Every event goes through here: stamped, and appended to its wheel slot when that slot's
+ * last chunk has room, without a call; anything else through insert. */
+void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, void *ctx, uint64_t arg)
+{
+    if (G_UNLIKELY(e->grp != NULL)) {
+        at_on_group(e, t, owner, fn, ctx, arg);
+        return;
+    }
+    if (t < e->now)
+        t = e->now;
+    uint32_t origin = e->cur != ENGINE_NONE ? e->cur : owner;
+    uint64_t key = key_of(e, origin, owner, t);
+    uint64_t s = slot_of(t);
+    if (s - e->wheel_from < ENGINE_WHEEL_SLOTS) {
+        uint32_t k = (uint32_t)s & (ENGINE_WHEEL_SLOTS - 1);
+        struct wheel_slot *sl = &e->slot[k];
+        if (sl->head != ENGINE_NONE && sl->len < ENGINE_CHUNK) {
+            fill(&e->chunks[sl->tail].ev[sl->len++], t, key, origin, owner, fn, ctx, arg);
+            e->n++;
+            return;
+        }
+        if (sl->head == ENGINE_NONE && e->nfree) { /* most slots hold one or two events */
+            uint32_t id = e->chunk_free[--e->nfree];
+            sl->head = sl->tail = id;
+            sl->before_tail = ENGINE_NONE;
+            sl->len = 1;
+            struct wheel_chunk *c = &e->chunks[id];
+            c->next = c->next2 = ENGINE_NONE;
+            fill(&c->ev[0], t, key, origin, owner, fn, ctx, arg);
+            e->slot_bits[k >> 6] |= 1ull << (k & 63);
+            e->slot_words |= 1ull << (k >> 6);
+            e->n++;
+            return;
+        }
+    }
+    insert(e, t, (struct engine_key){ key, origin }, owner, fn, ctx, arg);
 }
 
 /* The next event at or before `stop`, without removing it (*from: the bucket that holds it);

@@ -44,7 +44,8 @@ typedef void (*event_fn)(void *ctx, uint64_t arg);
 
 /* Where an event stands among those at its time on its owner: `key` is ENGINE_KEY_REMOTE
  * when origin != owner | the origin's turn at that time (23 bits of a hash of origin and
- * time) << ENGINE_SEQ_BITS | the origin's sequence number; then the origin. */
+ * time; 0 for the owner's own events, which share one turn) << ENGINE_SEQ_BITS | the
+ * origin's sequence number; then the origin. */
 struct engine_key {
     uint64_t key;
     uint32_t origin;
