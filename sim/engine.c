@@ -56,22 +56,16 @@ void engine_set_entities(struct engine *e, uint32_t n)
 
 /* The open slot (bucket 0) is sorted once when the wheel reaches it, by time and then as the
  * header says. A slot holds a few events (two a nanosecond on bench/fabric.ini) and the ties
- * of synchronised senders (batches of up to 218 there), while an event scheduled into the
- * open slot goes into the late list one by one, and rarely. So: by insertion for a few
- * events; else (key, index) records by insertion, by a merge or, above a thousand, by an LSD
- * radix sort over the bytes that differ (sort_prefixed, sort0).
+ * of synchronised senders (batches of up to 218 there, of 4096 on bench/scale.ini), while an
+ * event scheduled into the open slot goes into the late list one by one, and rarely. So: by
+ * insertion for a few events; else (prefix, index) records by insertion, by a merge or, above
+ * 256, by an LSD radix sort over the prefix's bytes that differ (sort_prefixed, sort0).
  *
  * The order: time, then owner, then the key's high half (remote flag, turn), then origin,
  * then the key's low half (the sequence). Owner first is what matters for speed (each
  * owner's state is touched once per instant, in memory order) and nothing else (an owner's
  * events at an instant do not see another's). The key is complete: every event has its own
  * (origin, sequence), so the order does not depend on the order events reached the slot. */
-struct srec {
-    simtime_t time;
-    uint64_t hi;               /* owner << 32 | key >> 32 */
-    uint64_t lo;               /* origin << 32 | (uint32_t)key */
-    uint32_t idx;
-};
 
 static inline uint64_t order_hi(const struct event *a) { return (uint64_t)a->owner << 32 | a->key >> 32; }
 static inline uint64_t order_lo(const struct event *a) { return (uint64_t)a->origin << 32 | (uint32_t)a->key; }
@@ -84,15 +78,6 @@ static inline bool ev_before(const struct event *a, const struct event *b)
     if (ha != hb)
         return ha < hb;
     return order_lo(a) < order_lo(b);
-}
-
-static inline bool rec_before(const struct srec *a, const struct srec *b)
-{
-    if (a->time != b->time)
-        return a->time < b->time;
-    if (a->hi != b->hi)
-        return a->hi < b->hi;
-    return a->lo < b->lo;
 }
 
 static void insertion_sort(struct event *v, uint32_t n)
@@ -108,41 +93,15 @@ static void insertion_sort(struct event *v, uint32_t n)
     }
 }
 
-/* LSD radix sort of n records: lo's bytes, then hi's, then time's, least significant first;
- * a byte that every record has alike (vary[] clear) is skipped. The result is in *out (x or
- * y). */
-static void radix_sort(struct srec *x, struct srec *y, uint32_t n, const uint64_t vary[3], struct srec **out)
-{
-    for (int pass = 0; pass < 24; pass++) {
-        int field = pass / 8, shift = 8 * (pass % 8);
-        if (!((vary[field] >> shift) & 0xff))
-            continue;
-#define RADIX_FIELD(r) (field == 0 ? (r).lo : field == 1 ? (r).hi : (r).time)
-#define RADIX_DIGIT(r) ((unsigned)(RADIX_FIELD(r) >> shift) & 0xff)
-        uint32_t cnt[257] = { 0 };
-        for (uint32_t i = 0; i < n; i++)
-            cnt[RADIX_DIGIT(x[i]) + 1]++;
-        for (int d = 0; d < 256; d++)
-            cnt[d + 1] += cnt[d];
-        for (uint32_t i = 0; i < n; i++)
-            y[cnt[RADIX_DIGIT(x[i])]++] = x[i];
-#undef RADIX_DIGIT
-#undef RADIX_FIELD
-        struct srec *t = x;
-        x = y;
-        y = t;
-    }
-    *out = x;
-}
-
 /* Up to this many records a slot is sorted by insertion: its events were appended roughly in
  * the order they were scheduled, so the moves are few, where the merge below always makes
  * log2(n) passes. bench/fabric.ini: 6.25-6.29 s with the merge from 17 records, 5.99-6.02
  * with insertion to 128 (interleaved runs, 2026-12-04, then for batches of one instant). */
 #define SORT0_INSERTION_MAX 128
-/* Above this many, full-key records and the radix sort (below it the radix passes' 256
- * counters cost more than the records). */
-#define SORT0_PREFIX_MAX 1024
+/* Above this many, the radix sort (below it its passes' 256 counters cost more than the
+ * records). bench/scale.ini (callgrind, whole run): 10.21 G instructions with the merge up to
+ * 1024, 10.05 G up to 256, 10.04 G up to 128. */
+#define SORT0_PREFIX_MAX 256
 
 /* Puts bucket 0's n events (from its head) in the order the records name (idx of each
  * record, rec_size bytes apart): gathered into the spare array, which then becomes the
@@ -166,11 +125,10 @@ static void permute(struct engine *e, uint32_t n, const uint32_t *idx, size_t re
     e->spare_cap = cap;
 }
 
-/* Records of the sorts up to 1024 events: a 64-bit prefix of the order that is exact inside a
- * slot (the time's offset in the slot, 10 bits; the owner, 31; the remote flag and the turn's
- * top 22 bits, 23), and where two prefixes are equal (one owner, one instant, nearly the same
- * turn: rare) the events themselves decide. Half the bytes of a full-key record, and most
- * comparisons one instruction. */
+/* Records of the sorts above 16 events: a 64-bit prefix of the order that is exact inside a
+ * slot (the time's offset in the slot, ENGINE_SLOT_BITS; the owner, 31; the remote flag and
+ * the turn's top bits, the rest), and where two prefixes are equal (one owner's own events at
+ * one instant, or two origins of nearly the same turn) the events themselves decide. */
 struct prec {
     uint64_t prefix;
     uint32_t idx;
@@ -193,42 +151,92 @@ static inline bool prec_before(const struct prec *a, const struct prec *b, const
     return ev_before(&v[a->idx], &v[b->idx]);
 }
 
-/* Sorts n (17 .. SORT0_PREFIX_MAX) events of one slot through prefix records. */
+/* Insertion sort of records; false (the records a permutation still) when it would move more
+ * than `limit` of them, the sign of a disorder a merge sorts faster. */
+static bool prec_insertion(struct prec *x, uint32_t n, const struct event *v, uint64_t limit)
+{
+    uint64_t moves = 0;
+    for (uint32_t i = 1; i < n; i++) {
+        if (!prec_before(&x[i], &x[i - 1], v))
+            continue;
+        struct prec r = x[i];
+        uint32_t j = i;
+        for (; j > 0 && prec_before(&r, &x[j - 1], v); j--)
+            x[j] = x[j - 1];
+        x[j] = r;
+        if ((moves += i - j) > limit)
+            return false;
+    }
+    return true;
+}
+
+/* Bottom-up merge sort of n records (x, with y as room); returns where they ended. */
+static struct prec *prec_merge(struct prec *x, struct prec *y, uint32_t n, const struct event *v)
+{
+    for (uint32_t w = 1; w < n; w *= 2) {
+        for (uint32_t lo = 0; lo < n; lo += 2 * w) {
+            uint32_t mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
+            while (i < mid && j < hi)
+                y[k++] = prec_before(&x[j], &x[i], v) ? x[j++] : x[i++];
+            while (i < mid)
+                y[k++] = x[i++];
+            while (j < hi)
+                y[k++] = x[j++];
+        }
+        struct prec *t = x;
+        x = y;
+        y = t;
+    }
+    return x;
+}
+
+/* LSD radix sort of n records by the prefix's bytes that vary (clear in `vary`: alike in
+ * all), stable; returns where they ended (x or y). */
+static struct prec *prec_radix(struct prec *x, struct prec *y, uint32_t n, uint64_t vary)
+{
+    for (int shift = 0; shift < 64; shift += 8) {
+        if (!((vary >> shift) & 0xff))
+            continue;
+        uint32_t cnt[257] = { 0 };
+        for (uint32_t i = 0; i < n; i++)
+            cnt[((x[i].prefix >> shift) & 0xff) + 1]++;
+        for (int d = 0; d < 256; d++)
+            cnt[d + 1] += cnt[d];
+        for (uint32_t i = 0; i < n; i++)
+            y[cnt[(x[i].prefix >> shift) & 0xff]++] = x[i];
+        struct prec *t = x;
+        x = y;
+        y = t;
+    }
+    return x;
+}
+
+/* Sorts n (more than 16) events of one slot through prefix records: by insertion up to
+ * SORT0_INSERTION_MAX, by a merge up to SORT0_PREFIX_MAX; above, by a radix sort of the
+ * prefixes, whose equal runs (a few events each) an insertion pass then orders (a merge when
+ * that pass finds more disorder than such runs make). */
 static void sort_prefixed(struct engine *e, struct event *v, uint32_t n)
 {
-    struct prec *x = (struct prec *)e->scratch, *y = x + n;
+    struct prec *base = (struct prec *)e->scratch, *x = base, *y = base + n;
+    uint64_t or_ = 0, and_ = ~0ull;
     bool sorted = true;
     for (uint32_t i = 0; i < n; i++) {
         x[i] = (struct prec){ prefix_of(&v[i]), i };
+        or_ |= x[i].prefix;
+        and_ &= x[i].prefix;
         if (i && sorted && prec_before(&x[i], &x[i - 1], v))
             sorted = false;
     }
     if (sorted)
         return;
     if (n <= SORT0_INSERTION_MAX) {
-        for (uint32_t i = 1; i < n; i++) {
-            struct prec r = x[i];
-            uint32_t j = i;
-            for (; j > 0 && prec_before(&r, &x[j - 1], v); j--)
-                x[j] = x[j - 1];
-            x[j] = r;
-        }
+        prec_insertion(x, n, v, UINT64_MAX);
+    } else if (n <= SORT0_PREFIX_MAX) {
+        x = prec_merge(x, y, n, v);
     } else {
-        /* bottom-up merge sort of the records (up to SORT0_PREFIX_MAX) */
-        for (uint32_t w = 1; w < n; w *= 2) {
-            for (uint32_t lo = 0; lo < n; lo += 2 * w) {
-                uint32_t mid = MIN(lo + w, n), hi = MIN(lo + 2 * w, n), i = lo, j = mid, k = lo;
-                while (i < mid && j < hi)
-                    y[k++] = prec_before(&x[j], &x[i], v) ? x[j++] : x[i++];
-                while (i < mid)
-                    y[k++] = x[i++];
-                while (j < hi)
-                    y[k++] = x[j++];
-            }
-            struct prec *t = x;
-            x = y;
-            y = t;
-        }
+        x = prec_radix(x, y, n, or_ ^ and_);
+        if (!prec_insertion(x, n, v, 8ull * n))
+            x = prec_merge(x, x == base ? y : base, n, v);
     }
     permute(e, n, &x[0].idx, sizeof *x);
 }
@@ -246,32 +254,9 @@ static void sort0(struct engine *e)
     }
     if (e->scratch_cap < n) {
         e->scratch_cap = n * 2;
-        e->scratch = g_renew(uint8_t, e->scratch, (gsize)e->scratch_cap * 2 * sizeof(struct srec));
+        e->scratch = g_renew(uint8_t, e->scratch, (gsize)e->scratch_cap * 2 * sizeof(struct prec));
     }
-    if (n <= SORT0_PREFIX_MAX) {
-        sort_prefixed(e, v, n);
-        return;
-    }
-    /* above a thousand: full-key records, LSD radix sort over the bytes that differ */
-    struct srec *x = (struct srec *)e->scratch, *y = x + e->scratch_cap;
-    uint64_t or_[3] = { 0, 0, 0 }, and_[3] = { ~0ull, ~0ull, ~0ull };
-    bool sorted = true;
-    for (uint32_t i = 0; i < n; i++) {
-        x[i] = (struct srec){ v[i].time, order_hi(&v[i]), order_lo(&v[i]), i };
-        or_[0] |= x[i].lo;
-        and_[0] &= x[i].lo;
-        or_[1] |= x[i].hi;
-        and_[1] &= x[i].hi;
-        or_[2] |= x[i].time;
-        and_[2] &= x[i].time;
-        if (i && sorted && rec_before(&x[i], &x[i - 1]))
-            sorted = false;
-    }
-    if (sorted)
-        return;
-    uint64_t vary[3] = { or_[0] ^ and_[0], or_[1] ^ and_[1], or_[2] ^ and_[2] };
-    radix_sort(x, y, n, vary, &x);
-    permute(e, n, &x[0].idx, sizeof *x);
+    sort_prefixed(e, v, n);
 }
 
 static inline void bucket_push(struct bucket *b, const struct event *ev)
