@@ -9,8 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 4 MB in flight at most: enough to keep the thread busy while the rows are formatted,
- * little beside a run's memory */
+/* 256 KB in flight at most (4 x ASYNC_FILE_CHUNK): enough to keep the thread busy while the
+ * rows are formatted. Small, because the stream's first pass through a slot touches fresh
+ * pages, and a page fault costs several microseconds on a virtual machine: with 4 x 1 MB the
+ * bench incast's 2.7 MB of time series paid one per 4 KB written (output 17-19 % of its wall
+ * time; 12.5-14 % with 4 x 64 KB, whose slots are reused from the second 256 KB on; the 2 GB
+ * transfers.csv of bench/scale-ring.ini 1.75 -> 1.85 s, a pair of runs) */
 #define ASYNC_FILE_SLOTS 4
 
 struct slot {
@@ -153,7 +157,7 @@ FILE *async_file(FILE *inner)
         return inner;
     }
     /* f keeps stdio's default buffer (glibc ignores a size without a buffer): its pieces of a
-     * few KB fill a slot, and the thread's 1 MB pieces go straight through inner */
+     * few KB fill a slot, and the thread's 64 KB pieces go straight through inner */
     setvbuf(inner, NULL, _IONBF, 0);
     return f;
 }
