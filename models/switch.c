@@ -56,9 +56,10 @@ static inline void maybe_mark(struct net *n, struct switch_rt *sw, struct port_r
     }
 }
 
-static inline uint32_t port_queue_bytes(const struct port_rt *p)
+/* The flow's hash at switch sw: what ECMP and flowlets pick a hop by. */
+static inline uint32_t flow_hash(const struct switch_rt *sw, const struct packet *pk)
 {
-    return p->qbytes;
+    return ecmp_hash(pk->src, pk->dst, pk->sport, ROCE_UDP_DPORT, sw->hash_seed);
 }
 
 /* The next hop among `cnt` equal-cost ones ([switch] load_balance):
@@ -75,7 +76,7 @@ static uint32_t pick_hop(struct net *n, struct switch_rt *sw, const struct packe
     enum lb_kind lb = n->sc->lb;
     if (lb == LB_SPRAY)
         return (uint32_t)rng_below(&sw->lb_rng, cnt);
-    uint32_t h = ecmp_hash(pk->src, pk->dst, pk->sport, ROCE_UDP_DPORT, sw->hash_seed);
+    uint32_t h = flow_hash(sw, pk);
     if (lb == LB_ECMP)
         return fastmod_u32(h, cnt);
     if (lb == LB_FLOWLET) {
@@ -93,7 +94,7 @@ static uint32_t pick_hop(struct net *n, struct switch_rt *sw, const struct packe
         const struct port_rt *p = &n->ports[first + hops[c]];
         if (p->down)
             continue;
-        uint32_t b = port_queue_bytes(p);
+        uint32_t b = p->qbytes;
         if (b < best_bytes) {
             best = c;
             best_bytes = b;
@@ -120,7 +121,7 @@ void switch_prefetch_arrival(const struct net *n, const struct port_rt *in, cons
     const uint16_t *hops = net_routes(n, in->node, pk->dst, &cnt);
     if (cnt == 0 || (cnt > 1 && n->sc->lb != LB_ECMP))
         return;
-    uint32_t choice = cnt == 1 ? 0 : fastmod_u32(ecmp_hash(pk->src, pk->dst, pk->sport, ROCE_UDP_DPORT, sw->hash_seed), cnt);
+    uint32_t choice = cnt == 1 ? 0 : fastmod_u32(flow_hash(sw, pk), cnt);
     const struct port_rt *out = &n->ports[net_first_port(n, in) + hops[choice]];
     __builtin_prefetch(out);
     __builtin_prefetch(&out->q[pk->prio & (NPRIO - 1)]);
@@ -266,7 +267,7 @@ uint32_t switch_dequeue(struct net *n, struct port_rt *p)
     if (n->intd && pk->kind == PKT_DATA) {
         /* HPCC ns-3 SwitchNode::SwitchNotifyDequeue: the egress stamps its clock (ns), the bytes
          * it sent before this packet and the bytes still queued on the port (all queues) */
-        int_push_hop(&n->intd[i], net_now(n) / PS_PER_NS, p->tx_bytes, port_queue_bytes(p),
+        int_push_hop(&n->intd[i], net_now(n) / PS_PER_NS, p->tx_bytes, p->qbytes,
                      n->port_rate_code[p - n->ports], n->int_multi);
     }
     sampler_queue_changed(n, p);

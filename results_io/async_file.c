@@ -14,7 +14,8 @@
  * pages, and a page fault costs several microseconds on a virtual machine: with 4 x 1 MB the
  * bench incast's 2.7 MB of time series paid one per 4 KB written (output 17-19 % of its wall
  * time; 12.5-14 % with 4 x 64 KB, whose slots are reused from the second 256 KB on; the 2 GB
- * transfers.csv of bench/scale-ring.ini 1.75 -> 1.85 s, a pair of runs) */
+ * transfers.csv of bench/scale-ring.ini: 1.72 and 1.75 s of output with 1 MB, 1.93 and
+ * 1.85 s with 64 KB, two pairs of runs) */
 #define ASYNC_FILE_SLOTS 4
 
 struct slot {

@@ -98,10 +98,10 @@ static void insertion_sort(struct event *v, uint32_t n)
  * log2(n) passes. bench/fabric.ini: 6.25-6.29 s with the merge from 17 records, 5.99-6.02
  * with insertion to 128 (interleaved runs, 2026-12-04, then for batches of one instant). */
 #define SORT0_INSERTION_MAX 128
-/* Above this many, the radix sort (below it its passes' 256 counters cost more than the
- * records). bench/scale.ini (callgrind, whole run): 10.21 G instructions with the merge up to
- * 1024, 10.05 G up to 256, 10.04 G up to 128. */
-#define SORT0_PREFIX_MAX 256
+/* Up to this many records, a merge; above, the radix sort (below it its passes' 256
+ * counters cost more than the records). bench/scale.ini (callgrind, whole run): 10.21 G
+ * instructions with the merge up to 1024, 10.05 G up to 256, 10.04 G up to 128. */
+#define SORT0_MERGE_MAX 256
 
 /* Puts bucket 0's n events (from its head) in the order the records name (idx of each
  * record, rec_size bytes apart): gathered into the spare array, which then becomes the
@@ -190,10 +190,16 @@ static struct prec *prec_merge(struct prec *x, struct prec *y, uint32_t n, const
     return x;
 }
 
-/* LSD radix sort of n records by the prefix's bytes that vary (clear in `vary`: alike in
- * all), stable; returns where they ended (x or y). */
-static struct prec *prec_radix(struct prec *x, struct prec *y, uint32_t n, uint64_t vary)
+/* LSD radix sort of n records by the prefix, stable, over the bytes in which the prefixes
+ * differ (a byte alike in all is skipped); returns where they ended (x or y). */
+static struct prec *prec_radix(struct prec *x, struct prec *y, uint32_t n)
 {
+    uint64_t or_ = 0, and_ = ~0ull;
+    for (uint32_t i = 0; i < n; i++) {
+        or_ |= x[i].prefix;
+        and_ &= x[i].prefix;
+    }
+    uint64_t vary = or_ ^ and_;
     for (int shift = 0; shift < 64; shift += 8) {
         if (!((vary >> shift) & 0xff))
             continue;
@@ -212,18 +218,15 @@ static struct prec *prec_radix(struct prec *x, struct prec *y, uint32_t n, uint6
 }
 
 /* Sorts n (more than 16) events of one slot through prefix records: by insertion up to
- * SORT0_INSERTION_MAX, by a merge up to SORT0_PREFIX_MAX; above, by a radix sort of the
+ * SORT0_INSERTION_MAX, by a merge up to SORT0_MERGE_MAX; above, by a radix sort of the
  * prefixes, whose equal runs (a few events each) an insertion pass then orders (a merge when
  * that pass finds more disorder than such runs make). */
 static void sort_prefixed(struct engine *e, struct event *v, uint32_t n)
 {
     struct prec *base = (struct prec *)e->scratch, *x = base, *y = base + n;
-    uint64_t or_ = 0, and_ = ~0ull;
     bool sorted = true;
     for (uint32_t i = 0; i < n; i++) {
         x[i] = (struct prec){ prefix_of(&v[i]), i };
-        or_ |= x[i].prefix;
-        and_ &= x[i].prefix;
         if (i && sorted && prec_before(&x[i], &x[i - 1], v))
             sorted = false;
     }
@@ -231,10 +234,10 @@ static void sort_prefixed(struct engine *e, struct event *v, uint32_t n)
         return;
     if (n <= SORT0_INSERTION_MAX) {
         prec_insertion(x, n, v, UINT64_MAX);
-    } else if (n <= SORT0_PREFIX_MAX) {
+    } else if (n <= SORT0_MERGE_MAX) {
         x = prec_merge(x, y, n, v);
     } else {
-        x = prec_radix(x, y, n, or_ ^ and_);
+        x = prec_radix(x, y, n);
         if (!prec_insertion(x, n, v, 8ull * n))
             x = prec_merge(x, x == base ? y : base, n, v);
     }
@@ -396,21 +399,26 @@ static uint32_t chunk_new(struct engine *e)
     return e->chunk_used++;
 }
 
-/* The place of a new event at the end of slot s's list. The caller writes the event there
- * field by field: built on the stack and copied, its 8-byte stores were read back as 16-byte
- * loads, which store forwarding does not serve (a stall of about a dozen cycles per event). */
+/* Makes chunk id the only, empty, chunk of the empty slot at index k. */
+static inline void slot_start(struct engine *e, uint32_t k, uint32_t id)
+{
+    struct wheel_slot *sl = &e->slot[k];
+    sl->head = sl->tail = id;
+    sl->before_tail = ENGINE_NONE;
+    sl->len = 0;
+    e->chunks[id].next = e->chunks[id].next2 = ENGINE_NONE;
+    e->slot_bits[k >> 6] |= 1ull << (k & 63);
+    e->slot_words |= 1ull << (k >> 6);
+}
+
+/* The place of a new event at the end of slot s's list, for the caller to write the event
+ * into (it is not built elsewhere and copied). */
 static inline struct event *wheel_append(struct engine *e, uint64_t s)
 {
     uint32_t k = (uint32_t)s & (ENGINE_WHEEL_SLOTS - 1);
     struct wheel_slot *sl = &e->slot[k];
     if (sl->head == ENGINE_NONE) {
-        uint32_t id = chunk_new(e);
-        sl->head = sl->tail = id;
-        sl->before_tail = ENGINE_NONE;
-        sl->len = 0;
-        e->chunks[id].next = e->chunks[id].next2 = ENGINE_NONE;
-        e->slot_bits[k >> 6] |= 1ull << (k & 63);
-        e->slot_words |= 1ull << (k >> 6);
+        slot_start(e, k, chunk_new(e));
     } else if (sl->len == ENGINE_CHUNK) {
         uint32_t id = chunk_new(e);
         e->chunks[sl->tail].next = id;
@@ -449,8 +457,7 @@ static void wheel_take_list(struct engine *e, struct wheel_slot *sl, struct buck
             prefetch_chunk(&e->chunks[next]);
         if (c->next2 != ENGINE_NONE)
             prefetch_chunk(&e->chunks[c->next2]);
-        uint32_t len = next == ENGINE_NONE ? sl->len : ENGINE_CHUNK;
-        for (uint32_t j = 0; j < len; j++)
+        for (uint32_t j = 0, len = chunk_len(e, sl, id); j < len; j++)
             bucket_push(b0, &c->ev[j]);
         e->chunk_free[e->nfree++] = id;
         id = next;
@@ -476,7 +483,6 @@ static void wheel_take(struct engine *e, uint64_t s)
     if (!e->slot_bits[k >> 6])
         e->slot_words &= ~(1ull << (k >> 6));
 }
-
 
 /* The first slot of the wheel that has events (its number, not its index), or UINT64_MAX
  * when the wheel is empty: the search goes round once from wheel_from's index. */
@@ -632,21 +638,21 @@ void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, vo
     if (s - e->wheel_from < ENGINE_WHEEL_SLOTS) {
         uint32_t k = (uint32_t)s & (ENGINE_WHEEL_SLOTS - 1);
         struct wheel_slot *sl = &e->slot[k];
+        /* room in the last chunk, or an empty slot (most hold one or two events) and a free
+         * chunk at hand (two branches: one test of both costs 5 instructions an event more);
+         * making or linking a chunk goes through insert */
         if (sl->head != ENGINE_NONE && sl->len < ENGINE_CHUNK) {
             fill(&e->chunks[sl->tail].ev[sl->len++], t, key, origin, owner, fn, ctx, arg);
             e->n++;
             return;
         }
-        if (sl->head == ENGINE_NONE && e->nfree) { /* most slots hold one or two events */
+        if (sl->head == ENGINE_NONE && e->nfree) {
+            /* the event before the slot's state: written after it, the event's stores may
+             * alias that state for the compiler (fabric-32: 6 M instructions more) */
             uint32_t id = e->chunk_free[--e->nfree];
-            sl->head = sl->tail = id;
-            sl->before_tail = ENGINE_NONE;
+            fill(&e->chunks[id].ev[0], t, key, origin, owner, fn, ctx, arg);
+            slot_start(e, k, id);
             sl->len = 1;
-            struct wheel_chunk *c = &e->chunks[id];
-            c->next = c->next2 = ENGINE_NONE;
-            fill(&c->ev[0], t, key, origin, owner, fn, ctx, arg);
-            e->slot_bits[k >> 6] |= 1ull << (k & 63);
-            e->slot_words |= 1ull << (k >> 6);
             e->n++;
             return;
         }
