@@ -61,7 +61,7 @@ void results_counter_row(FILE *f, uint64_t t_ns, const char *node, uint32_t port
         return;
     }
     struct row r;
-    row_head(&r, t_ns, node, nl, port);
+    row_head(&r, NULL, t_ns, node, nl, port);
     row_str(&r, name, cl);
     row_ch(&r, ',');
     row_u64(&r, v);

@@ -26,7 +26,7 @@ static void queue_row(void *ctx, uint64_t t_ns, uint32_t port, const char *node,
         return;
     }
     struct row r;
-    row_head(&r, t_ns, node, nl, local);
+    row_head(&r, &w->time_text, t_ns, node, nl, local);
     row_u64(&r, (uint64_t)prio);
     row_ch(&r, ',');
     row_u64(&r, bytes);
@@ -40,8 +40,7 @@ static void rate_row(void *ctx, uint64_t t_ns, uint32_t flow, double rate_gbps)
     if (w->sel && w->sel->flow && !w->sel->flow[flow])
         return;
     struct row r;
-    row_begin(&r);
-    row_u64(&r, t_ns);
+    row_begin_u64(&r, &w->time_text, t_ns);
     row_ch(&r, ',');
     row_u64(&r, flow);
     row_ch(&r, ',');
@@ -74,7 +73,7 @@ static void pfc_row(void *ctx, uint64_t t_ns, uint32_t port, const char *node, u
                 duration_ns);
     } else {
         struct row r;
-        row_head(&r, t_ns, node, nl, local);
+        row_head(&r, &w->time_text, t_ns, node, nl, local);
         row_u64(&r, (uint64_t)prio);
         row_ch(&r, ',');
         row_str(&r, event, el);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include "models/net.h"
 #include "results_io/folder.h"
+#include "results_io/row.h"
 #include "results_io/select.h"
 
 struct sample_writer {
@@ -16,6 +17,7 @@ struct sample_writer {
     uint64_t tick_started_ns;  /* monotonic clock at the start of the current sampling tick */
     bool in_tick;              /* inside one: its rows are timed with it */
     uint64_t output_ns;        /* time spent sampling and writing rows so far */
+    struct row_text time_text; /* the last row's time (a tick's rows share theirs) */
 };
 
 /* Opens the four files in rd's folder with their headers, gzip-compressed when gzip; only the
