@@ -17,6 +17,7 @@ struct sampler {
     struct timer counter_tick;
     struct timer tick;
     uint32_t *tmp;             /* sorting a list */
+    uint64_t *bits;            /* sorting a list (sort_ids_u32), a bit per id, zero between */
 };
 
 __thread struct net_worker *net_self;
@@ -419,6 +420,12 @@ void sampler_rate_changed(struct net *n, uint32_t qp)
     l->v[l->n++] = qp;
 }
 
+/* How many ids list k can hold: ports, QPs, ports, hosts. */
+static uint32_t list_bound(const struct net *n, enum net_list k)
+{
+    return k == LS_RATE_QPS ? n->nqps : k == LS_CNT_HOSTS ? n->topo->nhosts : n->topo->nports;
+}
+
 /* The entries of every worker's list k, in the first worker's list, in ascending order: a
  * tick writes its rows by port, QP or host number, whichever worker's events changed them. */
 static struct net_idlist *gather(struct net *n, enum net_list k)
@@ -430,18 +437,7 @@ static struct net_idlist *gather(struct net *n, enum net_list k)
         all->n += l->n;
         l->n = 0;
     }
-    if (all->n > 1) {
-        if (all->n <= 64) {
-            for (uint32_t i = 1; i < all->n; i++) { /* insertion sort: most ticks list few */
-                uint32_t x = all->v[i], j = i;
-                for (; j > 0 && all->v[j - 1] > x; j--)
-                    all->v[j] = all->v[j - 1];
-                all->v[j] = x;
-            }
-        } else {
-            radix_sort_u32(all->v, n->sampler->tmp, all->n);
-        }
-    }
+    sort_ids_u32(all->v, n->sampler->tmp, n->sampler->bits, all->n, list_bound(n, k));
     return all;
 }
 
@@ -459,9 +455,9 @@ static void sample_tick(void *ctx, uint64_t arg)
     for (uint32_t k = 0; k < dp->n; k++) {
         struct port_rt *p = &n->ports[dp->v[k]];
         p->dirty = false;
-        uint64_t tot = 0;
-        for (int q = 0; q < NPRIO; q++) {
-            tot += p->q[q].bytes;
+        /* a queue neither holding packets nor sampled non-empty is 0 and was 0: not read */
+        for (unsigned m = p->qmask | p->q_sampled_mask; m; m &= m - 1) {
+            int q = __builtin_ctz(m);
             if (p->q[q].bytes != p->q_sampled_prio[q]) {
                 if (n->hooks.queue)
                     n->hooks.queue(n->hooks.ctx, t_ns, dp->v[k], n->topo->nodes[p->node].name, p->local, q,
@@ -469,8 +465,9 @@ static void sample_tick(void *ctx, uint64_t arg)
                 p->q_sampled_prio[q] = p->q[q].bytes;
             }
         }
+        p->q_sampled_mask = p->qmask;
         hist_account(p, now);
-        p->q_sampled = tot;
+        p->q_sampled = p->qbytes;
     }
     dp->n = 0;
     struct net_idlist *dq = gather(n, LS_RATE_QPS);
@@ -563,9 +560,10 @@ static void counter_tick(void *ctx, uint64_t arg)
 /* Room for every id in worker w's lists. */
 void net_worker_lists(struct net *n, struct net_worker *w)
 {
-    uint32_t cap[4] = { n->topo->nports, n->nqps, n->topo->nports, n->topo->nhosts };
-    for (int k = 0; k < 4; k++)
-        w->ls[k].v = g_new(uint32_t, cap[k] ? cap[k] : 1);
+    for (int k = 0; k < 4; k++) {
+        uint32_t cap = list_bound(n, (enum net_list)k);
+        w->ls[k].v = g_new(uint32_t, cap ? cap : 1);
+    }
 }
 
 void net_workers_resize(struct net *n, uint32_t keep, uint32_t count)
@@ -589,6 +587,7 @@ void net_attach_sampler(struct net *n, const struct net_sample_hooks *h)
     timer_init(&s->tick, net_eng(n), sample_tick, n, 0);
     uint32_t most = MAX(MAX(n->topo->nports, n->nqps), n->topo->nhosts);
     s->tmp = g_new(uint32_t, most ? most : 1);
+    s->bits = g_new0(uint64_t, most / 64 + 1);
     n->sampler = s;
     net_worker_lists(n, &n->wk[0]);
 }
@@ -1130,8 +1129,10 @@ void net_free(struct net *n)
     }
     g_aligned_free(n->wk);
     net_partition_free(n->part);
+    g_free(n->pfc_order);
     if (n->sampler) {
         g_free(n->sampler->tmp);
+        g_free(n->sampler->bits);
         g_free(n->sampler);
     }
     g_aligned_free(n);

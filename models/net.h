@@ -89,6 +89,7 @@ struct port_rt {
     uint64_t q_sampled;        /* total occupancy at the last sample */
     simtime_t q_sampled_at;
     uint32_t q_sampled_prio[NPRIO];
+    uint8_t q_sampled_mask;    /* queues sampled non-empty (q_sampled_prio[q] > 0) */
     struct qhist *hist;        /* switch ports only */
 };
 
@@ -255,6 +256,12 @@ struct pfc_row {
     uint64_t duration_ns;
 };
 
+/* A row to hand over and its place in the hand-over (pfc_rows_flush's order). */
+struct pfc_row_ref {
+    const struct pfc_row *r;
+    uint64_t seq;
+};
+
 /* What the events running on one thread write that other threads' events also write: one
  * per worker of a parallel run (models/net_parallel.c), one for a sequential run. Summed or
  * merged between windows, or at the end. */
@@ -364,6 +371,8 @@ struct net {
     simtime_t quantum;            /* the lookahead: the shortest link delay (see net_quantum) */
     struct sampler *sampler;      /* time series state (NULL without queue/rate/counter hooks) */
     struct net_sample_hooks hooks; /* where samples and PFC events go (all NULL: nowhere) */
+    struct pfc_row_ref *pfc_order; /* pfc_rows_flush's order of the rows it hands over */
+    uint32_t pfc_order_cap;
     /* capture hook: called for every packet sent or received on a port with a tap;
      * `sender_local` is the sending port's number at its node */
     void (*tap_fn)(struct net *n, void *tap, const struct packet *p, uint32_t sender_local);
@@ -593,6 +602,8 @@ void pfc_watch_deadlock(struct net *n);
 void pfc_init_deadlock(struct net *n);
 /* Hands the PFC events of times <= upto, of every worker, to the pfc hook (in order). */
 void pfc_rows_flush(struct net *n, simtime_t upto);
+/* Puts v[0..k) in pfc.csv's order: time, node, then seq (the hand-over order). */
+void pfc_rows_order(struct pfc_row_ref *v, size_t k);
 
 /* faults (models/fault.c) */
 gboolean faults_schedule(struct net *n, GError **err);

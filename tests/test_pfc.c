@@ -15,6 +15,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 #include "models/mmu.h"
+#include "models/net.h"
 #include "models/packet.h"
 #include "sim/simtime.h"
 #include "sim/units.h"
@@ -62,9 +63,9 @@ static void runs_cleanup(void)
     runs = NULL;
 }
 
-/* `rocesim run SCENARIO -o DIR -q --no-plots --set S...` once per key; later calls with the
- * same key return the same run. */
-static struct run *run_scenario(const char *key, const char *scenario, const char *const *sets)
+/* `rocesim run SCENARIO -o DIR -q --no-plots --set S... [--workers W]` once per key; later
+ * calls with the same key return the same run. */
+static struct run *run_on_workers(const char *key, const char *scenario, const char *const *sets, int workers)
 {
     if (!runs) {
         runs = g_ptr_array_new();
@@ -89,6 +90,12 @@ static struct run *run_scenario(const char *key, const char *scenario, const cha
         g_ptr_array_add(argv, (gpointer) "--set");
         g_ptr_array_add(argv, (gpointer)sets[i]);
     }
+    char wtext[16];
+    snprintf(wtext, sizeof wtext, "%d", workers);
+    if (workers > 1) {
+        g_ptr_array_add(argv, (gpointer) "--workers");
+        g_ptr_array_add(argv, wtext);
+    }
     g_ptr_array_add(argv, NULL);
     gchar *so = NULL;
     gint status = 0;
@@ -109,6 +116,11 @@ static struct run *run_scenario(const char *key, const char *scenario, const cha
     g_free(path);
     g_ptr_array_add(runs, r);
     return r;
+}
+
+static struct run *run_scenario(const char *key, const char *scenario, const char *const *sets)
+{
+    return run_on_workers(key, scenario, sets, 1);
 }
 
 /* ---------- reading a results folder ---------- */
@@ -717,6 +729,91 @@ static void test_counters_match_pfc_csv(void)
     }
 }
 
+/* pfc.csv's rows are in time order, then by node (the topology's order: topology.csv lists
+ * the nodes in it), whatever order the events were logged in (models/pfc.c pfc_rows_flush):
+ * on three workers, each keeps its own rows, one time's from several nodes. */
+static void check_rows_ordered(const struct run *r)
+{
+    struct csv ev = csv_load(r, "pfc.csv"), topo = csv_load(r, "topology.csv");
+    GHashTable *node_index = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; i < topo.rows->len; i++)
+        if (!g_hash_table_contains(node_index, ROW(&topo, i)[0]))
+            g_hash_table_insert(node_index, ROW(&topo, i)[0], GUINT_TO_POINTER(g_hash_table_size(node_index) + 1));
+    CU_ASSERT(ev.rows->len > 100);
+    gint64 t0 = -1;
+    guint node0 = 0, bad = 0, same_time = 0;
+    for (guint k = 0; k < ev.rows->len; k++) {
+        char **e = ROW(&ev, k);
+        gint64 t = g_ascii_strtoll(e[0], NULL, 10);
+        guint node = GPOINTER_TO_UINT(g_hash_table_lookup(node_index, e[1]));
+        CU_ASSERT(node > 0);
+        if (t < t0 || (t == t0 && node < node0))
+            bad++;
+        same_time += t == t0 && node != node0;
+        t0 = t;
+        node0 = node;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(same_time > 0); /* the order among nodes of one time was put to the test */
+    g_hash_table_destroy(node_index);
+    csv_free(&ev);
+    csv_free(&topo);
+}
+
+static void test_rows_ordered(void)
+{
+    struct run *rs[] = { run_scenario("incast", INCAST, NULL), run_on_workers("incast-w3", INCAST, NULL, 3),
+                         run_on_workers("spread-w3", SPREAD, NULL, 3) };
+    for (size_t i = 0; i < G_N_ELEMENTS(rs); i++) {
+        CU_ASSERT_FATAL(rs[i]->rc == 0);
+        check_rows_ordered(rs[i]);
+    }
+}
+
+/* pfc_rows_order against a reference: qsort with the order written out here (time, node, then
+ * the hand-over order), on rows nearly in order (the insertion pass) and on rows from three
+ * "workers" each in time order over the same span (past the 8-moves-a-row limit: qsort). */
+static int ref_cmp(const void *a, const void *b)
+{
+    const struct pfc_row_ref *x = a, *y = b;
+    if (x->r->t != y->r->t)
+        return x->r->t < y->r->t ? -1 : 1;
+    if (x->r->node != y->r->node)
+        return x->r->node < y->r->node ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static void test_order_reference(void)
+{
+    enum { N = 3000 };
+    struct pfc_row *rows = g_new0(struct pfc_row, N);
+    struct pfc_row_ref *got = g_new(struct pfc_row_ref, N), *want = g_new(struct pfc_row_ref, N);
+    for (int layout = 0; layout < 2; layout++) {
+        for (uint32_t i = 0; i < N; i++) {
+            /* 0: times rising, every time's nodes descending (4 rows per time);
+             * 1: three runs of 1000, each rising over the same times, nodes repeating */
+            uint32_t in_run = layout == 0 ? i : i % 1000;
+            rows[i].t = layout == 0 ? (simtime_t)(i / 4) * 1000 : (simtime_t)(in_run / 2) * 1000;
+            rows[i].node = layout == 0 ? 3 - i % 4 : (i / 1000 + in_run) % 3;
+            got[i] = want[i] = (struct pfc_row_ref){ &rows[i], i }; /* runs one after another */
+        }
+        qsort(want, N, sizeof *want, ref_cmp);
+        pfc_rows_order(got, N);
+        int bad = 0;
+        for (uint32_t i = 0; i < N; i++)
+            bad += got[i].r != want[i].r;
+        CU_ASSERT_EQUAL(bad, 0);
+        /* and what the order means, checked without the reference */
+        for (uint32_t i = 1; i < N; i++)
+            bad += got[i - 1].r->t > got[i].r->t ||
+                   (got[i - 1].r->t == got[i].r->t && got[i - 1].r->node > got[i].r->node);
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+    g_free(rows);
+    g_free(got);
+    g_free(want);
+}
+
 /* ---------- pause timer: refresh and expiry ---------- */
 
 /* The events of one port and priority in pfc.csv. */
@@ -808,6 +905,8 @@ static CU_TestInfo tests[] = {
     { "pause storm contained by the watchdog", test_pause_storm_watchdog },
     { "deadlock: exit 3, complete folder, cycle named", test_deadlock },
     { "pfc.csv matches the pause counters", test_counters_match_pfc_csv },
+    { "pfc.csv in time, then node order", test_rows_ordered },
+    { "PFC rows ordered as the reference order", test_order_reference },
     { "pause refresh: one pause, no gap", test_refresh_no_gap },
     { "pause expiry on the timer", test_pause_expiry },
     CU_TEST_INFO_NULL,

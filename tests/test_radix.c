@@ -64,8 +64,48 @@ static void test_against_qsort(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* sort_ids_u32 against qsort on distinct ids drawn from [0, bound): dense (the bitmap pass),
+ * few in a big range (insertion), many in a bigger one (the radix); the bitmap is left zero. */
+static void test_ids_against_qsort(void)
+{
+    static const struct { size_t n; uint32_t bound; } cases[] = {
+        { 0, 10 }, { 1, 10 }, { 2, 2 }, { 24, 200 }, { 64, 64 }, { 130, 1000 }, { 5000, 70000 },
+        { 10, 1000000 }, { 64, 1000000 }, { 300, 1000000 }, { 5000, 4000000 },
+    };
+    struct rng r;
+    rng_init(&r, 11, 0);
+    int bad = 0;
+    for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+        size_t n = cases[c].n;
+        uint32_t bound = cases[c].bound;
+        size_t words = ((size_t)bound + 63) / 64;
+        uint64_t *bits = g_new0(uint64_t, words), *seen = g_new0(uint64_t, words);
+        uint32_t *v = g_new(uint32_t, n + 1), *w = g_new(uint32_t, n + 1), *tmp = g_new(uint32_t, n + 1);
+        for (size_t i = 0; i < n;) { /* distinct: a sampler's list holds an id once */
+            uint32_t x = (uint32_t)(rng_next(&r) % bound);
+            if (seen[x >> 6] & (1ull << (x & 63)))
+                continue;
+            seen[x >> 6] |= 1ull << (x & 63);
+            v[i] = w[i] = x;
+            i++;
+        }
+        sort_ids_u32(v, tmp, bits, n, bound);
+        qsort(w, n, sizeof *w, cmp32);
+        bad += n && memcmp(v, w, n * sizeof *v) != 0;
+        for (size_t i = 0; i < words; i++)
+            bad += bits[i] != 0;
+        g_free(bits);
+        g_free(seen);
+        g_free(v);
+        g_free(w);
+        g_free(tmp);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 static CU_TestInfo tests[] = {
     { "u32 and u64 radix sorts agree with qsort", test_against_qsort },
+    { "sorting distinct ids agrees with qsort", test_ids_against_qsort },
     CU_TEST_INFO_NULL,
 };
 
