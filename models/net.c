@@ -244,7 +244,7 @@ void port_kick(struct net *n, struct port_rt *p)
     bool more;
     if (p->down)
         return;
-    if ((i = pfc_next_frame(n, p)) != NONE32) {
+    if (p->pfc_pending && (i = pfc_next_frame(n, p)) != NONE32) { /* (the call only when one is due) */
         port_send_now(n, p, i);
         timer_set(&p->txt, p->busy_until); /* whatever waited behind the PFC frame */
         return;
