@@ -770,17 +770,20 @@ static void test_rows_ordered(void)
     }
 }
 
-/* pfc_rows_order against a reference: qsort with the order written out here (time, node, then
- * the hand-over order), on rows nearly in order (the insertion pass) and on rows from three
- * "workers" each in time order over the same span (past the 8-moves-a-row limit: qsort). */
+/* pfc_rows_order against a reference: the rows' (time, node, hand-over order) packed into
+ * one integer (the test's times are multiples of 1000 ps below 2^20 ns, nodes and sequence
+ * numbers below 2^20), sorted by qsort, on rows nearly in order (the insertion pass) and on
+ * rows from three "workers" each in time order over the same span (past the 8-moves-a-row
+ * limit: the fallback). */
+static uint64_t packed(const struct pfc_row_ref *x)
+{
+    return (uint64_t)(x->r->t / 1000) << 40 | (uint64_t)x->r->node << 20 | x->seq;
+}
+
 static int ref_cmp(const void *a, const void *b)
 {
-    const struct pfc_row_ref *x = a, *y = b;
-    if (x->r->t != y->r->t)
-        return x->r->t < y->r->t ? -1 : 1;
-    if (x->r->node != y->r->node)
-        return x->r->node < y->r->node ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    uint64_t x = packed(a), y = packed(b);
+    return x < y ? -1 : x > y;
 }
 
 static void test_order_reference(void)
