@@ -548,25 +548,19 @@ static void G_GNUC_NORETURN seq_overflow(uint32_t origin)
     g_error("entity %u scheduled 2^%d events", origin, ENGINE_SEQ_BITS);
 }
 
-/* The key of an event for `owner` at t scheduled now (t already clamped to now). */
-static inline uint64_t key_of(struct engine *e, uint32_t origin, uint32_t owner, simtime_t t)
+/* The key and origin of an event for `owner` at t, scheduled now (t already clamped to now). */
+static inline struct engine_key stamp(struct engine *e, uint32_t owner, simtime_t t)
 {
+    /* the origin: the entity running now, or before the run the new event's own owner */
+    uint32_t origin = e->cur != ENGINE_NONE ? e->cur : owner;
     uint64_t seq = e->seq[origin]++;
     if (G_UNLIKELY(seq >> ENGINE_SEQ_BITS))
         seq_overflow(origin);
     /* an owner's own events at one time share their origin, hence their turn, and come
      * before every other origin's (the remote flag): the turn orders nothing among them, and
      * the hash is left out (zero) */
-    return origin != owner ? ENGINE_KEY_REMOTE | turn_of(origin, t) << ENGINE_SEQ_BITS | seq : seq;
-}
-
-static inline struct engine_key stamp(struct engine *e, uint32_t owner, simtime_t t)
-{
-    /* the origin: the entity running now, or before the run the new event's own owner */
-    uint32_t origin = e->cur != ENGINE_NONE ? e->cur : owner;
-    if (t < e->now)
-        t = e->now; /* as engine_insert will */
-    return (struct engine_key){ key_of(e, origin, owner, t), origin };
+    uint64_t key = origin != owner ? ENGINE_KEY_REMOTE | turn_of(origin, t) << ENGINE_SEQ_BITS | seq : seq;
+    return (struct engine_key){ key, origin };
 }
 
 static inline void fill(struct event *ev, simtime_t t, uint64_t key, uint32_t origin, uint32_t owner, event_fn fn,
@@ -603,7 +597,10 @@ static G_GNUC_NO_INLINE void insert(struct engine *e, simtime_t t, struct engine
         far_push(e, &ev);
 }
 
-struct engine_key engine_stamp(struct engine *e, uint32_t owner, simtime_t t) { return stamp(e, owner, t); }
+struct engine_key engine_stamp(struct engine *e, uint32_t owner, simtime_t t)
+{
+    return stamp(e, owner, t < e->now ? e->now : t); /* clamped as engine_insert will */
+}
 
 void engine_insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn, void *ctx,
                    uint64_t arg)
@@ -614,9 +611,11 @@ void engine_insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t 
 static G_GNUC_NO_INLINE void at_on_group(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, void *ctx,
                                          uint64_t arg)
 {
+    if (t < e->now)
+        t = e->now;
     struct engine_key k = stamp(e, owner, t);
     if (e->grp->worker_of[owner] != e->self) { /* another worker's entity */
-        engine_group_send(e, t < e->now ? e->now : t, k, owner, fn, ctx, arg);
+        engine_group_send(e, t, k, owner, fn, ctx, arg);
         return;
     }
     insert(e, t, k, owner, fn, ctx, arg);
@@ -632,8 +631,7 @@ void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, vo
     }
     if (t < e->now)
         t = e->now;
-    uint32_t origin = e->cur != ENGINE_NONE ? e->cur : owner;
-    uint64_t key = key_of(e, origin, owner, t);
+    struct engine_key ek = stamp(e, owner, t);
     uint64_t s = slot_of(t);
     if (s - e->wheel_from < ENGINE_WHEEL_SLOTS) {
         uint32_t k = (uint32_t)s & (ENGINE_WHEEL_SLOTS - 1);
@@ -642,7 +640,7 @@ void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, vo
          * chunk at hand (two branches: one test of both costs 5 instructions an event more);
          * making or linking a chunk goes through insert */
         if (sl->head != ENGINE_NONE && sl->len < ENGINE_CHUNK) {
-            fill(&e->chunks[sl->tail].ev[sl->len++], t, key, origin, owner, fn, ctx, arg);
+            fill(&e->chunks[sl->tail].ev[sl->len++], t, ek.key, ek.origin, owner, fn, ctx, arg);
             e->n++;
             return;
         }
@@ -650,14 +648,14 @@ void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, vo
             /* the event before the slot's state: written after it, the event's stores may
              * alias that state for the compiler (fabric-32: 6 M instructions more) */
             uint32_t id = e->chunk_free[--e->nfree];
-            fill(&e->chunks[id].ev[0], t, key, origin, owner, fn, ctx, arg);
+            fill(&e->chunks[id].ev[0], t, ek.key, ek.origin, owner, fn, ctx, arg);
             slot_start(e, k, id);
             sl->len = 1;
             e->n++;
             return;
         }
     }
-    insert(e, t, (struct engine_key){ key, origin }, owner, fn, ctx, arg);
+    insert(e, t, ek, owner, fn, ctx, arg);
 }
 
 /* The next event at or before `stop`, without removing it (*from: the bucket that holds it);
