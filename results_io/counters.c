@@ -53,7 +53,8 @@ const char *results_net_counter_name(enum net_counter c)
     return "?";
 }
 
-void results_counter_row(FILE *f, uint64_t t_ns, const char *node, uint32_t port, const char *name, uint64_t v)
+void results_counter_row(FILE *f, struct row_text *tc, uint64_t t_ns, const char *node, uint32_t port,
+                         const char *name, uint64_t v)
 {
     size_t nl = strlen(node), cl = strlen(name);
     if (!row_fits(nl, cl)) {
@@ -61,7 +62,7 @@ void results_counter_row(FILE *f, uint64_t t_ns, const char *node, uint32_t port
         return;
     }
     struct row r;
-    row_head(&r, NULL, t_ns, node, nl, port);
+    row_head(&r, tc, t_ns, node, nl, port);
     row_str(&r, name, cl);
     row_ch(&r, ',');
     row_u64(&r, v);
@@ -81,8 +82,8 @@ void results_counter_row_host_text(FILE *f, uint64_t t_ns, uint32_t host, const 
 }
 
 /* Written for the lossless priorities, and for any priority that saw a pause. */
-static void pfc_counters(FILE *f, uint64_t t, const char *node, uint32_t port, const struct port_rt *p,
-                         const struct scenario *sc)
+static void pfc_counters(FILE *f, struct row_text *tc, uint64_t t, const char *node, uint32_t port,
+                         const struct port_rt *p, const struct scenario *sc)
 {
     char c[48];
     for (int q = 0; q < NPRIO; q++) {
@@ -93,13 +94,14 @@ static void pfc_counters(FILE *f, uint64_t t, const char *node, uint32_t port, c
             { RC_TX_PAUSE, p->tx_pause[q] }, { RC_TX_PAUSE_DURATION, p->tx_pause_dur[q] / PS_PER_US },
         };
         for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
-            results_counter_row(f, t, node, port, results_prio_counter_name(rows[i].c, q, c, sizeof c), rows[i].v);
+            results_counter_row(f, tc, t, node, port, results_prio_counter_name(rows[i].c, q, c, sizeof c), rows[i].v);
     }
 }
 
 void results_net_counters(FILE *f, const struct net *n, simtime_t end)
 {
     uint64_t t = end / PS_PER_NS;
+    struct row_text kept = { 0 }, *tc = &kept;
     for (uint32_t h = 0; h < n->topo->nhosts; h++) {
         const struct host_rt *hr = &n->hosts[h];
         const struct port_rt *p = &n->ports[hr->port];
@@ -119,26 +121,26 @@ void results_net_counters(FILE *f, const struct net *n, simtime_t end)
             { RC_RX_DISCARDS_STALLED, hr->rx_drops },
         };
         for (size_t i = 0; i < G_N_ELEMENTS(rows); i++)
-            results_counter_row(f, t, name, 0, names[rows[i].c], rows[i].v);
-        pfc_counters(f, t, name, 0, p, n->sc);
+            results_counter_row(f, tc, t, name, 0, names[rows[i].c], rows[i].v);
+        pfc_counters(f, tc, t, name, 0, p, n->sc);
     }
     for (uint32_t i = 0; i < n->topo->nports; i++) {
         const struct port_rt *p = &n->ports[i];
         if (p->is_host)
             continue;
         const char *name = n->topo->nodes[p->node].name;
-        results_counter_row(f, t, name, p->local, names[RC_TX_BYTES], p->tx_bytes);
-        results_counter_row(f, t, name, p->local, names[RC_TX_PACKETS], p->tx_packets);
-        results_counter_row(f, t, name, p->local, names[RC_ECN_MARKED], p->ecn_marked);
-        pfc_counters(f, t, name, p->local, p, n->sc);
+        results_counter_row(f, tc, t, name, p->local, names[RC_TX_BYTES], p->tx_bytes);
+        results_counter_row(f, tc, t, name, p->local, names[RC_TX_PACKETS], p->tx_packets);
+        results_counter_row(f, tc, t, name, p->local, names[RC_ECN_MARKED], p->ecn_marked);
+        pfc_counters(f, tc, t, name, p->local, p, n->sc);
         if (p->wd_storms) {
-            results_counter_row(f, t, name, p->local, names[RC_PFC_WD_STORMS], p->wd_storms);
-            results_counter_row(f, t, name, p->local, names[RC_PFC_WD_DROPS], p->wd_drops);
+            results_counter_row(f, tc, t, name, p->local, names[RC_PFC_WD_STORMS], p->wd_storms);
+            results_counter_row(f, tc, t, name, p->local, names[RC_PFC_WD_DROPS], p->wd_drops);
         }
         char c[32];
         for (int q = 0; q < NPRIO; q++)
             if (p->drops[q])
-                results_counter_row(f, t, name, p->local, results_prio_counter_name(RC_DROPS, q, c, sizeof c),
+                results_counter_row(f, tc, t, name, p->local, results_prio_counter_name(RC_DROPS, q, c, sizeof c),
                                     p->drops[q]);
     }
 }

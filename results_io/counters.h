@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "models/net.h"
+#include "results_io/row.h"
 
 enum results_counter {
     RC_NP_ECN_MARKED_ROCE_PACKETS, RC_NP_CNP_SENT, RC_RP_CNP_HANDLED,
@@ -24,8 +25,10 @@ const char *results_prio_counter_name(enum results_prio_counter c, int prio, cha
 /* The name of a time-series counter of the simulated fabric. */
 const char *results_net_counter_name(enum net_counter c);
 
-/* One row, for node (a topology name) and its port number. */
-void results_counter_row(FILE *f, uint64_t t_ns, const char *node, uint32_t port, const char *name, uint64_t v);
+/* One row, for node (a topology name) and its port number; tc keeps the time's text for the
+ * next row (rows of one time come together: zero it before the first). */
+void results_counter_row(FILE *f, struct row_text *tc, uint64_t t_ns, const char *node, uint32_t port,
+                         const char *name, uint64_t v);
 /* The same for a replay's host N, with a signed value (ethtool deltas) or a row whose port and
  * value are already text (the NIC sampler's rows). */
 void results_counter_row_host_i64(FILE *f, uint64_t t_ns, uint32_t host, const char *name, int64_t v);

@@ -122,17 +122,12 @@ static inline void row_begin_u64(struct row *r, struct row_text *c, uint64_t v)
     r->n = c->len;
 }
 
-/* "t_ns,node,port," : how every time-series row starts (node at most ROW_MAX_NAME bytes). t_ns's
- * text is tc's when tc is not NULL (row_begin_u64). */
+/* "t_ns,node,port," : how every time-series row starts (node at most ROW_MAX_NAME bytes), with
+ * t_ns's text kept in tc for the rows after it (row_begin_u64). */
 static inline void row_head(struct row *r, struct row_text *tc, uint64_t t_ns, const char *node, size_t node_len,
                             uint64_t port)
 {
-    if (tc) {
-        row_begin_u64(r, tc, t_ns);
-    } else {
-        r->n = 0;
-        row_u64(r, t_ns);
-    }
+    row_begin_u64(r, tc, t_ns);
     row_ch(r, ',');
     row_str(r, node, node_len);
     row_ch(r, ',');

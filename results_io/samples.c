@@ -56,7 +56,7 @@ static void counter_row(void *ctx, uint64_t t_ns, uint32_t port, const char *nod
     struct sample_writer *w = ctx;
     if (w->sel && w->sel->port && !w->sel->port[port])
         return;
-    results_counter_row(w->counters, t_ns, node, local, results_net_counter_name(which), value);
+    results_counter_row(w->counters, &w->time_text, t_ns, node, local, results_net_counter_name(which), value);
 }
 
 static void pfc_row(void *ctx, uint64_t t_ns, uint32_t port, const char *node, uint32_t local, int prio,
