@@ -585,7 +585,9 @@ void net_attach_sampler(struct net *n, const struct net_sample_hooks *h)
     struct sampler *s = g_new0(struct sampler, 1);
     timer_init(&s->counter_tick, net_eng(n), counter_tick, n, 0);
     timer_init(&s->tick, net_eng(n), sample_tick, n, 0);
-    uint32_t most = MAX(MAX(n->topo->nports, n->nqps), n->topo->nhosts);
+    uint32_t most = 0; /* the longest list */
+    for (int k = 0; k < 4; k++)
+        most = MAX(most, list_bound(n, (enum net_list)k));
     s->tmp = g_new(uint32_t, most ? most : 1);
     s->bits = g_new0(uint64_t, most / 64 + 1);
     n->sampler = s;
