@@ -79,9 +79,55 @@ build/librocesim-san.a: $(SAN_OBJS)
 	@mkdir -p build
 	@rm -f $@ && ar rcs $@ $^
 
+# The rocesim binary is built with profile-guided optimisation (PGO=1, the default): an
+# instrumented build of it runs bench/pgo-train, and its objects (build/pgo) are compiled
+# again with those counts (branch layout, inlining and hot/cold splitting where the runs
+# went). Measured 2026-12-05, interleaved runs on one core: the
+# fabric bench at 20 ms 1.92-2.01 s -> 1.77-1.80 s, bench/scale.ini 1.00-1.08 -> 0.95-0.98 s.
+# The results are the same byte for byte (the counts steer code layout, not arithmetic).
+# PGO=0 links the release archive instead (no training, for quick rebuilds while editing).
+PGO ?= 1
+PGO_DATA := $(CURDIR)/build/pgo-data
+PGO_OBJS := $(patsubst %.c,build/pgo/%.o,$(LIB_SRCS) cli/main.c)
+
+# The instrumented objects and the final ones are the same files, built twice: GCC names a
+# static function's counts after its object's path, so a second tree would find none. The
+# training stamp builds and runs the instrumented binary (a sub-make with PGO_STAGE=gen);
+# being newer than every object, it makes them all compile again with the counts.
+ifeq ($(PGO_STAGE),gen)
+PGO_FLAGS  := -fprofile-generate=$(PGO_DATA)
+PGO_TRAINED :=
+else
+PGO_FLAGS  := -fprofile-use=$(PGO_DATA)
+PGO_TRAINED := build/pgo-data/trained
+endif
+
+build/pgo/%.o: %.c $(HDRS) $(PGO_TRAINED)
+	@mkdir -p $(dir $@)
+	@echo "  CC $(if $(PGO_TRAINED),pgo,gen)  $<"
+	@$(CC) $(CFLAGS_RELEASE) $(LTO_FLAGS) $(PGO_FLAGS) -c $< -o $@
+
+build/pgo/rocesim-gen: $(PGO_OBJS)
+	@echo "  LD gen  $@"
+	@$(CC) $(CFLAGS_RELEASE) $(LTO_FLAGS) $(PGO_FLAGS) $^ $(LDLIBS) -o $@
+
+build/pgo-data/trained: $(LIB_SRCS) cli/main.c $(HDRS) bench/pgo-train
+	@rm -rf build/pgo $(PGO_DATA)
+	@$(MAKE) -s --no-print-directory PGO_STAGE=gen build/pgo/rocesim-gen
+	@echo "  PGO     bench/pgo-train"
+	@mkdir -p $(PGO_DATA) && bench/pgo-train build/pgo/rocesim-gen
+	@rm -f build/pgo/rocesim-gen
+	@touch $@
+
+ifeq ($(PGO),1)
+build/rocesim: $(PGO_OBJS)
+	@echo "  LD      $@"
+	@$(CC) $(CFLAGS_RELEASE) $(LTO_FLAGS) $(PGO_FLAGS) $^ $(LDLIBS) -o $@
+else
 build/rocesim: cli/main.c build/librocesim.a
 	@echo "  LD      $@"
 	@$(CC) $(CFLAGS_RELEASE) $(LTO_FLAGS) $< build/librocesim.a $(LDLIBS) -o $@
+endif
 
 build/rocesim-san: cli/main.c build/librocesim-san.a
 	@echo "  LD san  $@"
