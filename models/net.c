@@ -560,7 +560,7 @@ static void counter_tick(void *ctx, uint64_t arg)
 /* Room for every id in worker w's lists. */
 void net_worker_lists(struct net *n, struct net_worker *w)
 {
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < LS_COUNT; k++) {
         uint32_t cap = list_bound(n, (enum net_list)k);
         w->ls[k].v = g_new(uint32_t, cap ? cap : 1);
     }
@@ -586,7 +586,7 @@ void net_attach_sampler(struct net *n, const struct net_sample_hooks *h)
     timer_init(&s->counter_tick, net_eng(n), counter_tick, n, 0);
     timer_init(&s->tick, net_eng(n), sample_tick, n, 0);
     uint32_t most = 0; /* the longest list */
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < LS_COUNT; k++)
         most = MAX(most, list_bound(n, (enum net_list)k));
     s->tmp = g_new(uint32_t, most ? most : 1);
     s->bits = g_new0(uint64_t, most / 64 + 1);
@@ -1120,7 +1120,7 @@ void net_free(struct net *n)
     g_free(n->deadlock_report);
     net_mpi_free(n);
     for (uint32_t w = 0; n->wk && w < n->nctx; w++) {
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < LS_COUNT; k++)
             g_free(n->wk[w].ls[k].v);
         g_free(n->wk[w].rows);
         for (uint32_t d = 0; n->wk[w].wire && d < n->nctx; d++) {

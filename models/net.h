@@ -246,7 +246,7 @@ struct net_idlist {
     uint32_t *v;
     uint32_t n;
 };
-enum net_list { LS_QUEUE_PORTS, LS_RATE_QPS, LS_CNT_PORTS, LS_CNT_HOSTS };
+enum net_list { LS_QUEUE_PORTS, LS_RATE_QPS, LS_CNT_PORTS, LS_CNT_HOSTS, LS_COUNT };
 
 struct pfc_row {
     simtime_t t;
@@ -270,7 +270,7 @@ struct net_worker {
     struct net_stats st;
     uint32_t pool_free;           /* its free packets (a packet is freed where it ends) */
     /* ports, QPs, ports and hosts whose samples changed since the last tick (enum net_list) */
-    struct net_idlist ls[4];
+    struct net_idlist ls[LS_COUNT];
     struct pfc_row *rows;
     uint32_t nrows, rows_cap;
     uint64_t done;                /* transfers completed here, the last one at last_done */

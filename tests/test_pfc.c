@@ -777,6 +777,8 @@ static void test_rows_ordered(void)
  * limit: the fallback). */
 static uint64_t packed(const struct pfc_row_ref *x)
 {
+    /* the packing's assumptions, so that it orders what the rows' fields order */
+    g_assert(x->r->t % 1000 == 0 && x->r->t / 1000 < (1u << 24) && x->r->node < (1u << 20) && x->seq < (1u << 20));
     return (uint64_t)(x->r->t / 1000) << 40 | (uint64_t)x->r->node << 20 | x->seq;
 }
 
