@@ -58,8 +58,8 @@ void engine_set_entities(struct engine *e, uint32_t n)
  * header says. A slot holds a few events (two a nanosecond on bench/fabric.ini) and the ties
  * of synchronised senders (batches of up to 218 there, of 4096 on bench/scale.ini), while an
  * event scheduled into the open slot goes into the late list one by one, and rarely. So: by
- * insertion for a few events; else (prefix, index) records by insertion, by a merge or, above
- * 256, by an LSD radix sort over the prefix's bytes that differ (sort_prefixed, sort0).
+ * insertion for a few events; else (prefix, index) records by an MSD radix sort of the
+ * prefixes and an insertion pass for what it leaves (sort_prefixed, sort0).
  *
  * The order: time, then owner, then the key's high half (remote flag, turn), then origin,
  * then the key's low half (the sequence). Owner first is what matters for speed (each
@@ -93,15 +93,14 @@ static void insertion_sort(struct event *v, uint32_t n)
     }
 }
 
-/* Up to this many records a slot is sorted by insertion: its events were appended roughly in
- * the order they were scheduled, so the moves are few, where the merge below always makes
- * log2(n) passes. bench/fabric.ini: 6.25-6.29 s with the merge from 17 records, 5.99-6.02
- * with insertion to 128 (interleaved runs, 2026-12-04, then for batches of one instant). */
-#define SORT0_INSERTION_MAX 128
-/* Up to this many records, a merge; above, the radix sort (below it its passes' 256
- * counters cost more than the records). bench/scale.ini (callgrind, whole run): 10.21 G
- * instructions with the merge up to 1024, 10.05 G up to 256, 10.04 G up to 128. */
-#define SORT0_MERGE_MAX 256
+/* The MSD radix sort's passes (prec_msd): at most 2^SORT0_BIN_BITS bins a pass, and bins
+ * of more than SORT0_BIN_MIN records sorted further. Against insertion up to 128 records, a
+ * merge up to 256 and an LSD radix sort over every byte the prefixes differ in above
+ * (callgrind, 2026-12-05): bench/scale.ini's whole run 9.70 G -> 9.48 G instructions (its
+ * 4096-event instants), bench/fabric.ini at 5 ms 7.24 G both ways; bench/large.ini's slots
+ * of 64-128 events in random order had made 15 insertion moves per event. */
+#define SORT0_BIN_BITS 11
+#define SORT0_BIN_MIN 16
 
 /* Puts bucket 0's n events (from its head) in the order the records name (idx of each
  * record, rec_size bytes apart): gathered into the spare array, which then becomes the
@@ -190,37 +189,49 @@ static struct prec *prec_merge(struct prec *x, struct prec *y, uint32_t n, const
     return x;
 }
 
-/* LSD radix sort of n records by the prefix, stable, over the bytes in which the prefixes
- * differ (a byte alike in all is skipped); returns where they ended (x or y). */
-static struct prec *prec_radix(struct prec *x, struct prec *y, uint32_t n)
+/* An MSD radix sort of n records by their prefixes' bits below bit `below`, from `src` into
+ * `out` (src itself, or the room beside it, `dst`): one counting pass from src into dst over
+ * the top varying bits, as many as give about one record a bin (at most SORT0_BIN_BITS);
+ * then each bin of more than SORT0_BIN_MIN records the same way by the bits below, from dst
+ * back into src's place, and each other bin copied to out if it is not there. The few records
+ * a small bin leaves unordered (and those of equal prefixes) are for the insertion pass after
+ * it. Each pass moves every record once, with no copying back. */
+static void prec_msd(struct prec *src, struct prec *dst, struct prec *out, uint32_t n, int below)
 {
-    uint64_t or_ = 0, and_ = ~0ull;
+    uint64_t keep = below >= 64 ? ~0ull : (1ull << below) - 1, or_ = 0, and_ = ~0ull;
     for (uint32_t i = 0; i < n; i++) {
-        or_ |= x[i].prefix;
-        and_ &= x[i].prefix;
+        or_ |= src[i].prefix;
+        and_ &= src[i].prefix;
     }
-    uint64_t vary = or_ ^ and_;
-    for (int shift = 0; shift < 64; shift += 8) {
-        if (!((vary >> shift) & 0xff))
-            continue;
-        uint32_t cnt[257] = { 0 };
-        for (uint32_t i = 0; i < n; i++)
-            cnt[((x[i].prefix >> shift) & 0xff) + 1]++;
-        for (int d = 0; d < 256; d++)
-            cnt[d + 1] += cnt[d];
-        for (uint32_t i = 0; i < n; i++)
-            y[cnt[(x[i].prefix >> shift) & 0xff]++] = x[i];
-        struct prec *t = x;
-        x = y;
-        y = t;
+    uint64_t vary = (or_ ^ and_) & keep;
+    if (!vary) {
+        if (src != out)
+            memcpy(out, src, n * sizeof *out);
+        return;
     }
-    return x;
+    int top = 63 - __builtin_clzll(vary), bits = MIN(32 - __builtin_clz(n - 1), SORT0_BIN_BITS);
+    int shift = MAX(top + 1 - bits, 0);
+    uint32_t mask = (1u << bits) - 1, cnt[(1u << SORT0_BIN_BITS) + 1];
+    memset(cnt, 0, (mask + 2) * sizeof *cnt);
+    for (uint32_t i = 0; i < n; i++)
+        cnt[((src[i].prefix >> shift) & mask) + 1]++;
+    for (uint32_t d = 0; d < mask; d++)
+        cnt[d + 1] += cnt[d];
+    for (uint32_t i = 0; i < n; i++)
+        dst[cnt[(src[i].prefix >> shift) & mask]++] = src[i];
+    /* cnt[d] is now where bin d ends */
+    for (uint32_t d = 0, from = 0; d <= mask; from = cnt[d++]) {
+        uint32_t len = cnt[d] - from;
+        if (shift && len > SORT0_BIN_MIN)
+            prec_msd(dst + from, src + from, out + from, len, shift);
+        else if (len && dst != out)
+            memcpy(out + from, dst + from, len * sizeof *out);
+    }
 }
 
-/* Sorts n (more than 16) events of one slot through prefix records: by insertion up to
- * SORT0_INSERTION_MAX, by a merge up to SORT0_MERGE_MAX; above, by a radix sort of the
- * prefixes, whose equal runs (a few events each) an insertion pass then orders (a merge when
- * that pass finds more disorder than such runs make). */
+/* Sorts n (more than 16) events of one slot through prefix records: an MSD radix sort of the
+ * prefixes, then an insertion pass that orders the small bins it left and the runs of equal
+ * prefixes (a merge when that pass finds more disorder than those make). */
 static void sort_prefixed(struct engine *e, struct event *v, uint32_t n)
 {
     struct prec *base = (struct prec *)e->scratch, *x = base, *y = base + n;
@@ -232,15 +243,9 @@ static void sort_prefixed(struct engine *e, struct event *v, uint32_t n)
     }
     if (sorted)
         return;
-    if (n <= SORT0_INSERTION_MAX) {
-        prec_insertion(x, n, v, UINT64_MAX);
-    } else if (n <= SORT0_MERGE_MAX) {
+    prec_msd(x, y, x, n, 64);
+    if (!prec_insertion(x, n, v, 8ull * n))
         x = prec_merge(x, y, n, v);
-    } else {
-        x = prec_radix(x, y, n);
-        if (!prec_insertion(x, n, v, 8ull * n))
-            x = prec_merge(x, x == base ? y : base, n, v);
-    }
     permute(e, n, &x[0].idx, sizeof *x);
 }
 

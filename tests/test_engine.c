@@ -1120,8 +1120,8 @@ static void run_batch(struct batch *b, uint32_t n, bool late_first)
 
 /* n events at one instant arrive in two different insertion orders (their senders run at
  * different times in the two runs); whichever sort the batch size picks (insertion of the
- * events up to 16, of records up to 128, merge up to 256, radix above), they must run in the
- * same order, owners ascending. */
+ * events up to 16, above that the radix sort of records, one pass or several), they must run
+ * in the same order, owners ascending. */
 static void test_batch_sorts_agree(void)
 {
     const uint32_t sizes[] = { 12, 100, 200, 500, 3000 };
@@ -1145,10 +1145,81 @@ static void test_batch_sorts_agree(void)
     }
 }
 
+/* n events in one slot of the wheel (2^ENGINE_SLOT_BITS ps) at random times on random
+ * owners, scheduled before the run (each its owner's own, so the header's rule is: time,
+ * then owner, then the order they were scheduled in): run against that order computed by
+ * qsort. The sizes cross the sorts' paths: insertion of events (up to 16), one radix pass,
+ * bins sorted again, several levels. */
+struct slot_ref {
+    simtime_t t;
+    uint32_t owner;
+    uint32_t idx;
+};
+
+static int cmp_slot_ref(const void *a, const void *b)
+{
+    const struct slot_ref *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->owner != y->owner)
+        return x->owner < y->owner ? -1 : 1;
+    return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+struct slot_run {
+    struct engine e;
+    uint32_t *owner, *idx;
+    uint32_t ran;
+};
+
+static void slot_hit(void *ctx, uint64_t idx)
+{
+    struct slot_run *r = ctx;
+    r->owner[r->ran] = r->e.cur;
+    r->idx[r->ran++] = (uint32_t)idx;
+}
+
+static void test_random_slot_against_reference(void)
+{
+    const uint32_t sizes[] = { 16, 17, 60, 128, 300, 2048, 3000, 60000 };
+    const uint32_t owners[] = { 1, 5, 1000, 100000 };
+    struct rng g;
+    rng_init(&g, 9, 4);
+    for (size_t k = 0; k < G_N_ELEMENTS(sizes); k++) {
+        for (size_t o = 0; o < G_N_ELEMENTS(owners); o++) {
+            uint32_t n = sizes[k];
+            struct slot_run r = { .owner = g_new(uint32_t, n), .idx = g_new(uint32_t, n) };
+            struct slot_ref *ref = g_new(struct slot_ref, n);
+            engine_init(&r.e);
+            engine_set_entities(&r.e, owners[o]);
+            simtime_t slot = (simtime_t)1000 << ENGINE_SLOT_BITS; /* slot 1000, 1 us */
+            /* half the runs at few distinct times, for ties of time and owner */
+            uint64_t spread = k % 2 ? 1ull << ENGINE_SLOT_BITS : 7;
+            for (uint32_t i = 0; i < n; i++) {
+                ref[i] = (struct slot_ref){ slot + rng_below(&g, spread),
+                                            (uint32_t)rng_below(&g, owners[o]), i };
+                engine_at_on(&r.e, ref[i].t, ref[i].owner, slot_hit, &r, i);
+            }
+            qsort(ref, n, sizeof *ref, cmp_slot_ref);
+            engine_run(&r.e, SIMTIME_NEVER);
+            CU_ASSERT_EQUAL(r.ran, n);
+            uint32_t bad = 0;
+            for (uint32_t i = 0; i < n && i < r.ran; i++)
+                bad += r.owner[i] != ref[i].owner || r.idx[i] != ref[i].idx;
+            CU_ASSERT_EQUAL(bad, 0);
+            engine_free(&r.e);
+            g_free(r.owner);
+            g_free(r.idx);
+            g_free(ref);
+        }
+    }
+}
+
 static CU_TestInfo tests[] = {
     { "equal times run in insertion order", test_equal_time_insertion_order },
     { "equal times: own events first, fair turns, per-origin order", test_equal_time_tie_break },
-    { "a batch of ties: insertion, merge and radix sorts agree", test_batch_sorts_agree },
+    { "a batch of ties: insertion and radix sorts agree", test_batch_sorts_agree },
+    { "random events in one slot on random owners match a sorted reference", test_random_slot_against_reference },
     { "1, 2 and 3 engines with windows give every entity the same order", test_partitions_see_the_same_order },
     { "an engine group on 2 and 3 threads, with a global entity and timers, runs as one engine", test_group_matches_one_engine },
     { "200000 events at one instant, each scheduling one more for it: in order", test_late_events_in_a_big_batch },
