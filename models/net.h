@@ -185,7 +185,9 @@ struct host_rt {
     simtime_t cc_idle_since;   /* SIMTIME_NEVER when not in that state */
     simtime_t cc_idle_ps;
     uint32_t ready_head, ready_tail;
+    uint32_t ready_n[NPRIO];   /* QPs in the ready FIFO, by priority */
     uint32_t parked_head[NPRIO], parked_tail[NPRIO];
+    uint32_t parked_n[NPRIO];
     struct pace_ent *heap;     /* pacing heap of QPs keyed by wake_at (nic.c) */
     uint32_t heap_n, heap_cap;
     struct timer wake;         /* earliest paced QP */

@@ -276,7 +276,9 @@ static void nic_unpark(struct net *n, struct port_rt *p)
         else
             n->qps[h->ready_tail].next_ready = h->parked_head[q];
         h->ready_tail = h->parked_tail[q];
+        h->ready_n[q] += h->parked_n[q];
         h->parked_head[q] = h->parked_tail[q] = NONE32;
+        h->parked_n[q] = 0;
     }
 }
 
