@@ -10,8 +10,10 @@
 
 /* Takes inner (open for writing, nothing written yet): the returned stream's fclose flushes
  * it, waits for the thread and closes inner. The thread writes ASYNC_FILE_CHUNK pieces, so
- * inner's own buffer is turned off. If no thread can be started, inner itself is returned,
- * buffered as the caller set it (the caller's thread then writes, as before). */
+ * inner's own buffer is turned off. The thread starts when the first piece is full: a
+ * smaller file is written at fclose by the caller's thread, as is every piece if the thread
+ * cannot start. If the stream cannot be made, inner itself is returned, buffered as the
+ * caller set it. */
 #define ASYNC_FILE_CHUNK (1u << 16) /* 64 KB (async_file.c says why) */
 FILE *async_file(FILE *inner);
 

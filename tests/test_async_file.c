@@ -119,11 +119,22 @@ static void test_small_file_written_at_close(void)
     g_free(dir);
 }
 
+static void test_small_file_on_full_disk_fails_the_close(void)
+{
+    /* written at fclose by the caller (no thread was started for it): the error still shows */
+    FILE *f = open_async("/dev/full");
+    fputs("a,b\n1,2\n", f);
+    errno = 0;
+    CU_ASSERT_EQUAL(fclose(f), EOF);
+    CU_ASSERT_EQUAL(errno, ENOSPC);
+}
+
 static CU_TestInfo tests[] = {
     { "the file holds every byte, in order, for any mix of write sizes", test_file_holds_every_byte_in_order },
     { "a gzip stream behind the thread decompresses to the bytes written", test_gzip_through_the_thread },
     { "a full disk makes fclose fail with ENOSPC", test_full_disk_fails_the_close },
     { "a file smaller than one buffer is written at fclose", test_small_file_written_at_close },
+    { "a small file on a full disk makes fclose fail with ENOSPC", test_small_file_on_full_disk_fails_the_close },
     CU_TEST_INFO_NULL,
 };
 
