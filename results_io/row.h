@@ -135,8 +135,26 @@ static inline void row_head(struct row *r, struct row_text *tc, uint64_t t_ns, c
     row_ch(r, ',');
 }
 
+/* Into f's buffer directly when the row fits there, as glibc's own putc_unlocked does with
+ * the same public fields of its FILE: a call to fwrite_unlocked and its generic copy cost
+ * about as much as formatting the row (perf, bench incast: 1 % of the run). */
 static inline void row_put(const struct row *r, FILE *f)
 {
+#ifdef __GLIBC__
+    /* a short row is copied as a fixed 64 bytes (a few moves, no call); the bytes past it are
+     * buffer space the next row overwrites, never written out */
+    size_t room = f->_IO_write_ptr ? (size_t)(f->_IO_write_end - f->_IO_write_ptr) : 0;
+    if (r->n <= 64 && room >= 64) {
+        memcpy(f->_IO_write_ptr, r->b, 64);
+        f->_IO_write_ptr += r->n;
+        return;
+    }
+    if (room >= r->n) {
+        memcpy(f->_IO_write_ptr, r->b, r->n);
+        f->_IO_write_ptr += r->n;
+        return;
+    }
+#endif
     fwrite_unlocked(r->b, 1, r->n, f);
 }
 

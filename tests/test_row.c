@@ -88,10 +88,43 @@ static void test_fixed4_as_printf(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* Rows of 1 to 300 bytes put into a stream whose buffer is 100 bytes (so rows meet its end
+ * at every offset, and some are longer than it): the file holds exactly the rows, in order. */
+static void test_put_rows_across_buffer_ends(void)
+{
+    FILE *f = tmpfile();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    static char sbuf[100];
+    setvbuf(f, sbuf, _IOFBF, sizeof sbuf);
+    GString *want = g_string_new(NULL);
+    struct rng g;
+    rng_init(&g, 11, 0);
+    for (int i = 0; i < 2000; i++) {
+        struct row r;
+        row_begin(&r);
+        size_t len = 1 + rng_next(&g) % (i % 10 == 0 ? 300 : 60);
+        for (size_t k = 0; k < len; k++)
+            row_ch(&r, (char)('a' + (i + k) % 26));
+        g_string_append_len(want, r.b, (gssize)r.n);
+        row_put(&r, f);
+    }
+    CU_ASSERT_EQUAL(fflush(f), 0);
+    long size = ftell(f);
+    CU_ASSERT_EQUAL(size, (long)want->len);
+    rewind(f);
+    char *got = g_malloc(want->len + 1);
+    CU_ASSERT_EQUAL(fread(got, 1, want->len + 1, f), want->len);
+    CU_ASSERT(memcmp(got, want->str, want->len) == 0);
+    g_free(got);
+    g_string_free(want, TRUE);
+    fclose(f);
+}
+
 static CU_TestInfo tests[] = {
     { "integers as printf writes them", test_u64_as_printf },
     { "a kept number's text", test_kept_text },
     { "four decimals as printf writes them", test_fixed4_as_printf },
+    { "rows put into a stream come out whole and in order", test_put_rows_across_buffer_ends },
     CU_TEST_INFO_NULL,
 };
 
