@@ -12,12 +12,28 @@ static __thread simtime_t send_after;
 static __thread bool send_at_or_after;
 
 /* A sense-reversing barrier that spins, then yields: a window is short (micro- to
- * milliseconds of work), so sleeping in the kernel at every one would cost more than it. */
+ * milliseconds of work), so sleeping in the kernel at every one would cost more than it.
+ * With a core per worker it spins for up to BARRIER_SPIN_NS before it yields: yielding after
+ * 2000 polls (a few microseconds) made sched_yield a tenth of bench/fabric.ini's samples on
+ * 2 workers (43 000 windows, two barriers each; a system call is dear on a VM). With more
+ * workers than cores a waiting worker holds a core another needs, so it yields early. */
 struct barrier {
     atomic_uint count;
     atomic_uint sense;
     unsigned n;
+    bool oversubscribed;       /* more workers than online CPUs */
 };
+
+#define BARRIER_SPIN_NS 200000u
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
 
 static void barrier_wait(struct barrier *b, unsigned *local)
 {
@@ -27,9 +43,24 @@ static void barrier_wait(struct barrier *b, unsigned *local)
         atomic_store_explicit(&b->sense, s, memory_order_release);
         return;
     }
-    for (unsigned spins = 0; atomic_load_explicit(&b->sense, memory_order_acquire) != s; spins++)
-        if (spins > 2000)
-            sched_yield(); /* more workers than cores, or a long wait */
+    double give_up = 0;
+    for (unsigned spins = 0; atomic_load_explicit(&b->sense, memory_order_acquire) != s; spins++) {
+        cpu_relax();
+        if (spins < 2000)
+            continue;
+        if (b->oversubscribed) {
+            sched_yield();
+            continue;
+        }
+        if (spins & 1023)
+            continue;
+        if (give_up == 0) {
+            give_up = engine_wall_seconds() + BARRIER_SPIN_NS * 1e-9;
+        } else if (engine_wall_seconds() > give_up) {
+            sched_yield(); /* a long wait: let the writer threads, or anything else, run */
+            give_up = 0;
+        }
+    }
 }
 
 struct progress {
@@ -384,6 +415,7 @@ simtime_t engine_group_run(struct engine_group *g, simtime_t stop)
         return run_mpi(g, stop);
     struct run r = { .g = g, .stop = stop, .next = g_new(simtime_t, g->workers), .pr.last = engine_wall_seconds() };
     r.bar.n = g->workers;
+    r.bar.oversubscribed = g->workers > (uint32_t)g_get_num_processors();
     r.gnext = engine_next_time(g->eng[g->workers]);
     struct thread_arg *args = g_new(struct thread_arg, g->workers);
     GThread **th = g_new0(GThread *, g->workers);
