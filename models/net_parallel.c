@@ -172,6 +172,11 @@ struct net_partition *net_partition_make(const struct net *n, uint32_t workers, 
             w = workers - 1;
         if (w < prev)
             w = prev;
+        /* no worker skipped: a unit heavier than a worker's share (a multi-GPU server) put the
+         * next one two workers on, and scenarios/hot-rail.ini on 3 workers left one with no
+         * node at all */
+        if (w > prev + (u > 0))
+            w = prev + (u > 0);
         /* leave at least one unit for each worker still to come */
         if (workers - 1 - w > units - 1 - u)
             w = workers - 1 - (units - 1 - u);

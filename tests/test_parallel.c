@@ -4,6 +4,9 @@
  * another across hosts, multi-GPU servers, and a PFC deadlock that halts the run. summary.json
  * may differ only in its "engine" object's wall-clock figures, "workers" and "partition".
  * Bad --workers values and what cannot run on several workers are refused with exit 2. */
+#include "models/net.h"
+#include "models/topology.h"
+#include "models/workload.h"
 #include "tests/same_results.h"
 
 /* Runs REL (relative to tests/scenarios) on 1, 2 and 3 workers with `sets` and expects exit
@@ -130,12 +133,83 @@ static void test_capture_needs_one_worker(void)
     expect_refused("routing/link-down.ini", two, "packet capture runs on one worker only");
 }
 
+/* The partition of SCENARIO (tests/scenarios, with sets) over `workers`: per node, its worker. */
+static uint32_t *partition_of(const char *rel, const char *const *sets, uint32_t workers, struct topology **topo_out)
+{
+    struct scenario *s = test_scenario_load(rel, sets);
+    GError *err = NULL;
+    struct topology *topo = topology_build(s, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(topo);
+    struct schedule *sched = workload_build_all(s, topo, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sched);
+    struct net *n = net_build(s, topo, sched, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+    struct net_partition *p = net_partition_make(n, workers, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    uint32_t *w = g_memdup2(net_partition_worker_of(p), topo->nnodes * sizeof *w);
+    net_partition_free(p);
+    net_free(n);
+    schedule_free(sched);
+    scenario_free(s);
+    *topo_out = topo;
+    return w;
+}
+
+/* 4 leaves of 4 hosts and 2 spines, an AllToAll: by symmetry each of 2 workers holds 2 leaves
+ * with their hosts and 1 spine (11 of the 22 nodes), whatever a host weighs against a switch */
+static void test_partition_splits_leaf_spine_evenly(void)
+{
+    static const char *const sets[] = { "topology.leaves=4", "topology.spines=2", "topology.hosts_per_leaf=4",
+                                        "workload w.ranks=0-15", NULL };
+    struct topology *t;
+    uint32_t *w = partition_of("fanout3.ini", sets, 2, &t);
+    CU_ASSERT_EQUAL_FATAL(t->nhosts, 16);
+    CU_ASSERT_EQUAL_FATAL(t->nnodes, 22);
+    uint32_t leaves[2] = { 0 }, spines[2] = { 0 }, hosts[2] = { 0 };
+    for (uint32_t h = 0; h < t->nhosts; h++) {
+        hosts[w[h]]++;
+        CU_ASSERT_EQUAL(w[h], w[t->attach[h]]); /* with its leaf */
+    }
+    for (uint32_t s = t->nhosts; s < t->nnodes; s++) {
+        bool leaf = false;
+        for (uint32_t h = 0; h < t->nhosts; h++)
+            leaf |= t->attach[h] == s;
+        (leaf ? leaves : spines)[w[s]]++;
+    }
+    for (int k = 0; k < 2; k++) {
+        CU_ASSERT_EQUAL(leaves[k], 2);
+        CU_ASSERT_EQUAL(spines[k], 1);
+        CU_ASSERT_EQUAL(hosts[k], 8);
+    }
+    g_free(w);
+    topology_free(t);
+}
+
+/* two DGX servers (a unit each, most of the load) and their rail switches on 3 workers: every
+ * worker gets nodes (the servers' weight once made the cut skip the middle worker) */
+static void test_partition_leaves_no_worker_empty(void)
+{
+    struct topology *t;
+    uint32_t *w = partition_of("servers/rail.ini", NULL, 3, &t);
+    uint32_t nodes[3] = { 0 };
+    for (uint32_t i = 0; i < t->nnodes; i++) {
+        CU_ASSERT_FATAL(w[i] < 3);
+        nodes[w[i]]++;
+    }
+    for (int k = 0; k < 3; k++)
+        CU_ASSERT(nodes[k] > 0);
+    g_free(w);
+    topology_free(t);
+}
+
 static CU_TestInfo tests[] = {
     { "incast with PFC storms: identical on 1, 2, 3 workers", test_incast_pfc_storm },
     { "ring AllReduce with dependencies: identical on 1, 2, 3 workers", test_collective_with_dependencies },
     { "servers and a training step: identical on 1, 2, 3 workers", test_servers_training_step },
     { "link down and route convergence: identical on 1, 2, 3 workers", test_link_fault },
     { "PFC deadlock halts the run: identical on 1, 2, 3 workers", test_deadlock },
+    { "a symmetric leaf-spine splits symmetrically", test_partition_splits_leaf_spine_evenly },
+    { "no worker is left without nodes", test_partition_leaves_no_worker_empty },
     { "bad --workers values: exit 2", test_bad_workers_refused },
     { "more workers than parts: exit 2", test_too_many_workers_refused },
     { "packet capture with --workers 2: exit 2", test_capture_needs_one_worker },
