@@ -8,6 +8,7 @@
 #include "models/net.h"
 #include "models/workload.h"
 #include "models/scenario.h"
+#include "tests/test_fabric.h"
 #include "tests/testutil.h"
 
 #define PERM "../../scenarios/lb-permutation.ini"
@@ -112,12 +113,8 @@ static void test_ooo_responder(void)
     struct scenario *s = scenario_load(p, (const char *const[]){ "nic.receiver=ooo-place", "workload w.size=40MB", NULL }, &err);
     g_free(p);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    struct topology *topo = topology_build(s, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(topo);
-    struct schedule *sched = workload_build_all(s, topo, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(sched);
-    struct net *n = net_build(s, topo, sched, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+    struct test_fabric f = test_fabric_build(s);
+    struct net *n = f.n;
     const uint32_t npk = 9766;
     CU_ASSERT_EQUAL_FATAL(n->xfers[0].npkts, npk);
     nic_post(n, 0);
@@ -145,10 +142,7 @@ static void test_ooo_responder(void)
                                   .transfer = 0, .payload = 4096, .frame = 4096 + ROCE_HDR_BYTES, .prio = 3 };
     nic_receive(n, &n->ports[h->port], i);
     CU_ASSERT_EQUAL(h->duplicate_request, 1);
-    net_free(n);
-    schedule_free(sched);
-    topology_free(topo);
-    scenario_free(s);
+    test_fabric_free(&f);
 }
 
 /* Same scenario and seed, byte-identical results, for the random choices added here (spraying,

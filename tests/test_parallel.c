@@ -4,10 +4,8 @@
  * another across hosts, multi-GPU servers, and a PFC deadlock that halts the run. summary.json
  * may differ only in its "engine" object's wall-clock figures, "workers" and "partition".
  * Bad --workers values and what cannot run on several workers are refused with exit 2. */
-#include "models/net.h"
-#include "models/topology.h"
-#include "models/workload.h"
 #include "tests/same_results.h"
+#include "tests/test_fabric.h"
 
 /* Runs REL (relative to tests/scenarios) on 1, 2 and 3 workers with `sets` and expects exit
  * status `rc` from each and identical folders. */
@@ -133,25 +131,14 @@ static void test_capture_needs_one_worker(void)
     expect_refused("routing/link-down.ini", two, "packet capture runs on one worker only");
 }
 
-/* The partition of SCENARIO (tests/scenarios, with sets) over `workers`: per node, its worker. */
-static uint32_t *partition_of(const char *rel, const char *const *sets, uint32_t workers, struct topology **topo_out)
+/* The partition of f's fabric over `workers`: per node, its worker (g_free it). */
+static uint32_t *partition_of(const struct test_fabric *f, uint32_t workers)
 {
-    struct scenario *s = test_scenario_load(rel, sets);
     GError *err = NULL;
-    struct topology *topo = topology_build(s, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(topo);
-    struct schedule *sched = workload_build_all(s, topo, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(sched);
-    struct net *n = net_build(s, topo, sched, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(n);
-    struct net_partition *p = net_partition_make(n, workers, &err);
+    struct net_partition *p = net_partition_make(f->n, workers, &err);
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    uint32_t *w = g_memdup2(net_partition_worker_of(p), topo->nnodes * sizeof *w);
+    uint32_t *w = g_memdup2(net_partition_worker_of(p), f->topo->nnodes * sizeof *w);
     net_partition_free(p);
-    net_free(n);
-    schedule_free(sched);
-    scenario_free(s);
-    *topo_out = topo;
     return w;
 }
 
@@ -161,8 +148,9 @@ static void test_partition_splits_leaf_spine_evenly(void)
 {
     static const char *const sets[] = { "topology.leaves=4", "topology.spines=2", "topology.hosts_per_leaf=4",
                                         "workload w.ranks=0-15", NULL };
-    struct topology *t;
-    uint32_t *w = partition_of("fanout3.ini", sets, 2, &t);
+    struct test_fabric f = test_fabric_build(test_scenario_load("fanout3.ini", sets));
+    const struct topology *t = f.topo;
+    uint32_t *w = partition_of(&f, 2);
     CU_ASSERT_EQUAL_FATAL(t->nhosts, 16);
     CU_ASSERT_EQUAL_FATAL(t->nnodes, 22);
     uint32_t leaves[2] = { 0 }, spines[2] = { 0 }, hosts[2] = { 0 };
@@ -182,24 +170,24 @@ static void test_partition_splits_leaf_spine_evenly(void)
         CU_ASSERT_EQUAL(hosts[k], 8);
     }
     g_free(w);
-    topology_free(t);
+    test_fabric_free(&f);
 }
 
 /* two DGX servers (a unit each, most of the load) and their rail switches on 3 workers: every
  * worker gets nodes (the servers' weight once made the cut skip the middle worker) */
 static void test_partition_leaves_no_worker_empty(void)
 {
-    struct topology *t;
-    uint32_t *w = partition_of("servers/rail.ini", NULL, 3, &t);
+    struct test_fabric f = test_fabric_build(test_scenario_load("servers/rail.ini", NULL));
+    uint32_t *w = partition_of(&f, 3);
     uint32_t nodes[3] = { 0 };
-    for (uint32_t i = 0; i < t->nnodes; i++) {
+    for (uint32_t i = 0; i < f.topo->nnodes; i++) {
         CU_ASSERT_FATAL(w[i] < 3);
         nodes[w[i]]++;
     }
     for (int k = 0; k < 3; k++)
         CU_ASSERT(nodes[k] > 0);
     g_free(w);
-    topology_free(t);
+    test_fabric_free(&f);
 }
 
 static CU_TestInfo tests[] = {

@@ -5,18 +5,13 @@
 #include "models/net.h"
 #include "models/topology.h"
 #include "models/workload.h"
+#include "tests/test_fabric.h"
 #include "tests/testutil.h"
 
 static void test_pointer_survives_growth(void)
 {
-    struct scenario *s = test_scenario_load("minimal.ini", NULL);
-    GError *err = NULL;
-    struct topology *topo = topology_build(s, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(topo);
-    struct schedule *sched = workload_build_all(s, topo, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(sched);
-    struct net *n = net_build(s, topo, sched, &err);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(n);
+    struct test_fabric f = test_fabric_build(test_scenario_load("minimal.ini", NULL));
+    struct net *n = f.n;
     uint32_t first = pkt_alloc(n), cap0 = n->pool_cap;
     struct packet *pk = &n->pool[first];
     pk->psn = 0xABCDEF;
@@ -29,10 +24,7 @@ static void test_pointer_survives_growth(void)
     /* the reserved extent: a power of two of packets, within the memory limit */
     CU_ASSERT((n->pool_max & (n->pool_max - 1)) == 0);
     CU_ASSERT((uint64_t)n->pool_max * sizeof(struct packet) <= memory_limit() || n->pool_max == 1u << 16);
-    net_free(n);
-    schedule_free(sched);
-    topology_free(topo);
-    scenario_free(s);
+    test_fabric_free(&f);
 }
 
 static CU_TestInfo tests[] = {
