@@ -103,33 +103,27 @@ struct net_partition *net_partition_make(const struct net *n, uint32_t workers, 
             hosts_of[s] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
         g_array_append_val(hosts_of[s], h);
     }
-    uint32_t edges = 0, cores = 0; /* switches with hosts, without */
+    uint32_t *core = g_new(uint32_t, N), cores = 0, edges = 0; /* switches without hosts; with */
     for (uint32_t s = t->nhosts; s < N; s++) {
         if (hosts_of[s])
             edges++;
         else
-            cores++;
+            core[cores++] = s;
     }
-    uint32_t edge_i = 0, core_next = t->nhosts, core_i = 0;
+    uint32_t edge_i = 0, core_i = 0;
     for (uint32_t s = t->nhosts; s < N; s++) {
         if (!hosts_of[s])
             continue;
         order[k++] = s;
         for (guint j = 0; j < hosts_of[s]->len; j++)
             order[k++] = g_array_index(hosts_of[s], uint32_t, j);
-        /* after the i-th edge switch, the core switches up to (i + 1) x cores / edges */
-        uint64_t due = (uint64_t)++edge_i * cores / edges;
-        for (; core_i < due; core_i++) {
-            while (hosts_of[core_next])
-                core_next++;
-            order[k++] = core_next++;
-        }
+        /* after the i-th edge switch, the core switches up to i x cores / edges */
+        for (uint64_t due = (uint64_t)++edge_i * cores / edges; core_i < due;)
+            order[k++] = core[core_i++];
     }
-    for (; core_i < cores; core_i++) { /* no edge switch at all: the core ones in order */
-        while (hosts_of[core_next])
-            core_next++;
-        order[k++] = core_next++;
-    }
+    while (core_i < cores) /* no edge switch at all */
+        order[k++] = core[core_i++];
+    g_free(core);
     for (uint32_t h = 0; h < t->nhosts; h++)
         if (t->attach[h] < t->nhosts || t->attach[h] >= N) /* attached to no switch */
             order[k++] = h;

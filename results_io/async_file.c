@@ -37,8 +37,6 @@ struct async {
     bool populated;            /* the slots after the first are faulted in */
     bool started;              /* the thread runs (from the first full slot) */
     bool direct;               /* no thread could start: the stream's own writes go to inner */
-    bool writer_waiting;       /* the thread sleeps on changed, */
-    bool stream_waiting;       /* the stream does: each wakes the other only then */
     bool closing;
     int err;                   /* errno of the first failed write, 0 if none */
 };
@@ -48,11 +46,8 @@ static void *writer_main(void *data)
     struct async *a = data;
     pthread_mutex_lock(&a->mu);
     for (;;) {
-        while (!a->count && !a->closing) {
-            a->writer_waiting = true;
+        while (!a->count && !a->closing)
             pthread_cond_wait(&a->changed, &a->mu);
-            a->writer_waiting = false;
-        }
         if (!a->count)
             break; /* closing, and everything handed over is written */
         struct slot *s = &a->slot[a->head];
@@ -66,8 +61,7 @@ static void *writer_main(void *data)
             a->err = err;
         a->head = (a->head + 1) % ASYNC_FILE_SLOTS;
         a->count--;
-        if (a->stream_waiting)
-            pthread_cond_broadcast(&a->changed);
+        pthread_cond_broadcast(&a->changed);
     }
     pthread_mutex_unlock(&a->mu);
     return NULL;
@@ -98,9 +92,9 @@ static void write_direct(struct async *a)
     a->fill = 0;
 }
 
-/* Hands the slot being filled to the thread, started here at the first full slot (a small
- * file, as topology.csv, costs no thread: measured 0.6 ms of the bench incast's writing for
- * one with its start and join); waits while every slot is full. Holds mu. */
+/* Hands the slot being filled to the thread, started here at the first full slot (a file
+ * smaller than a slot, as topology.csv, starts and joins no thread); waits while every slot
+ * is full. Holds mu. */
 static void hand_over(struct async *a)
 {
     if (!a->started && !a->direct) {
@@ -120,16 +114,14 @@ static void hand_over(struct async *a)
     a->slot[(a->head + a->count) % ASYNC_FILE_SLOTS].len = a->fill;
     a->count++;
     a->fill = 0;
-    /* a sleeping thread is woken when half the slots are full, not at every one: a wake-up is
-     * a system call and an interrupt to the other CPU (about a tenth of the bench incast's
-     * sampling ticks, perf on this VM) */
-    if (a->writer_waiting && a->count >= ASYNC_FILE_SLOTS / 2)
+    /* the thread, asleep once it has emptied every slot, is woken when half are full, not at
+     * each: waking it is a system call and an interrupt to the other CPU (futex wake-ups were
+     * about a tenth of the bench incast's sampling ticks under perf on this VM). A broadcast
+     * with no one waiting returns without a system call. */
+    if (a->count >= ASYNC_FILE_SLOTS / 2)
         pthread_cond_broadcast(&a->changed);
-    while (a->count == ASYNC_FILE_SLOTS) {
-        a->stream_waiting = true;
+    while (a->count == ASYNC_FILE_SLOTS)
         pthread_cond_wait(&a->changed, &a->mu);
-        a->stream_waiting = false;
-    }
 }
 
 static ssize_t async_write(void *cookie, const char *buf, size_t len)

@@ -141,15 +141,7 @@ static inline void row_head(struct row *r, struct row_text *tc, uint64_t t_ns, c
 static inline void row_put(const struct row *r, FILE *f)
 {
 #ifdef __GLIBC__
-    /* a short row is copied as a fixed 64 bytes (a few moves, no call); the bytes past it are
-     * buffer space the next row overwrites, never written out */
-    size_t room = f->_IO_write_ptr ? (size_t)(f->_IO_write_end - f->_IO_write_ptr) : 0;
-    if (r->n <= 64 && room >= 64) {
-        memcpy(f->_IO_write_ptr, r->b, 64);
-        f->_IO_write_ptr += r->n;
-        return;
-    }
-    if (room >= r->n) {
+    if (f->_IO_write_ptr && (size_t)(f->_IO_write_end - f->_IO_write_ptr) >= r->n) {
         memcpy(f->_IO_write_ptr, r->b, r->n);
         f->_IO_write_ptr += r->n;
         return;
