@@ -29,9 +29,9 @@ static bool lossless(const struct mmu *m, int prio)
     return m->cfg.pfc && (m->cfg.lossless & (1u << prio));
 }
 
-enum mmu_verdict mmu_admit(struct mmu *m, struct mmu_port *p, int prio, uint32_t size, uint64_t egress_bytes)
+enum mmu_verdict mmu_admit(struct mmu *m, const struct mmu_port *p, struct mmu_ingress *in, int prio, uint32_t size,
+                           uint64_t egress_bytes)
 {
-    struct mmu_ingress *in = &p->in[prio];
     /* what fits in the guaranteed reserve goes there; a frame that crosses its end is split,
      * the rest is charged beyond it (the reserve drains last, so it is full whenever shared
      * or headroom bytes exist) */
@@ -66,9 +66,8 @@ enum mmu_verdict mmu_admit(struct mmu *m, struct mmu_port *p, int prio, uint32_t
     return MMU_ACCEPT;
 }
 
-void mmu_release(struct mmu *m, struct mmu_port *p, int prio, uint32_t size)
+void mmu_release(struct mmu *m, struct mmu_ingress *in, uint32_t size)
 {
-    struct mmu_ingress *in = &p->in[prio];
     uint64_t left = size;
     uint64_t take = left < in->headroom ? left : in->headroom;
     in->headroom -= take;
@@ -82,19 +81,17 @@ void mmu_release(struct mmu *m, struct mmu_port *p, int prio, uint32_t size)
     m->used -= size;
 }
 
-bool mmu_should_pause(const struct mmu *m, const struct mmu_port *p, int prio)
+bool mmu_should_pause(const struct mmu *m, const struct mmu_port *p, const struct mmu_ingress *in, int prio)
 {
     if (!lossless(m, prio) || (p->xoff_sent & (1u << prio)))
         return false;
-    const struct mmu_ingress *in = &p->in[prio];
     return in->headroom > 0 || in->shared >= mmu_threshold(m, p);
 }
 
-bool mmu_may_resume(const struct mmu *m, const struct mmu_port *p, int prio)
+bool mmu_may_resume(const struct mmu *m, const struct mmu_port *p, const struct mmu_ingress *in, int prio)
 {
     if (!(p->xoff_sent & (1u << prio)))
         return false;
-    const struct mmu_ingress *in = &p->in[prio];
     if (in->headroom > 0)
         return false;
     return in->shared == 0 || in->shared + m->cfg.xon_offset <= mmu_threshold(m, p);

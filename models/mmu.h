@@ -27,8 +27,10 @@ struct mmu_ingress {
     uint32_t reserve, shared, headroom;
 };
 
+/* An ingress port's settings and XOFF state. Its (port, priority) counters are passed
+ * beside it: the caller keeps each priority's counters with that priority's other per-packet
+ * state (one cache line for a switch hop's queue, scheduler and accounting; models/net.h). */
 struct mmu_port {
-    struct mmu_ingress in[MMU_NPRIO];
     uint64_t headroom_size;   /* headroom of this port for each lossless priority */
     double alpha;             /* this port's dynamic-threshold factor */
     uint8_t xoff_sent;        /* priorities this port asked its upstream to pause */
@@ -43,29 +45,20 @@ struct mmu {
 
 enum mmu_verdict { MMU_ACCEPT = 0, MMU_DROP, MMU_DROP_LOSSLESS };
 
-/* Starts loading what admitting, releasing and the PFC checks read of (port, prio): its
- * counters, its dynamic-threshold factor and its XOFF state (up to three cache lines where
- * the port is not line-aligned). A hint for the prefetch hook; reads nothing. */
-static inline void mmu_port_prefetch(const struct mmu_port *p, int prio)
-{
-    __builtin_prefetch(&p->in[prio & (MMU_NPRIO - 1)]);
-    __builtin_prefetch(&p->alpha);
-    __builtin_prefetch(&p->xoff_sent);
-}
-
 /* Sets up the switch-wide figures once all ports' headroom sizes are known. */
 void mmu_init(struct mmu *m, const struct mmu_config *cfg, struct mmu_port *ports, uint32_t nports);
 /* The PFC threshold on shared use for an ingress port. */
 uint64_t mmu_threshold(const struct mmu *m, const struct mmu_port *p);
-/* Admission of `size` bytes arriving on (port, prio) and bound for an egress queue currently
- * holding `egress_bytes`. On MMU_ACCEPT the bytes are charged. */
-enum mmu_verdict mmu_admit(struct mmu *m, struct mmu_port *p, int prio, uint32_t size, uint64_t egress_bytes);
+/* Admission of `size` bytes arriving on (port, prio), whose counters are `in`, and bound for
+ * an egress queue currently holding `egress_bytes`. On MMU_ACCEPT the bytes are charged. */
+enum mmu_verdict mmu_admit(struct mmu *m, const struct mmu_port *p, struct mmu_ingress *in, int prio, uint32_t size,
+                           uint64_t egress_bytes);
 /* Releases `size` bytes of (port, prio) when the packet leaves: headroom first, then
  * shared, then reserve. */
-void mmu_release(struct mmu *m, struct mmu_port *p, int prio, uint32_t size);
+void mmu_release(struct mmu *m, struct mmu_ingress *in, uint32_t size);
 /* Whether (port, prio) should be paused now (XOFF) / may be resumed (XON). */
-bool mmu_should_pause(const struct mmu *m, const struct mmu_port *p, int prio);
-bool mmu_may_resume(const struct mmu *m, const struct mmu_port *p, int prio);
+bool mmu_should_pause(const struct mmu *m, const struct mmu_port *p, const struct mmu_ingress *in, int prio);
+bool mmu_may_resume(const struct mmu *m, const struct mmu_port *p, const struct mmu_ingress *in, int prio);
 
 /* Headroom for one (port, priority) from the IEEE 802.3 bounds (models.md 3.3):
  * MTU_R + PFC frame + round-trip propagation + interface and response delays + MTU_S.

@@ -136,7 +136,7 @@ static void prefetch_led(const struct net *n, const struct event *ev, bool deep)
         switch_prefetch_dequeue(n, p);
     } else {
         for (unsigned m = p->qmask; m; m &= m - 1)
-            __builtin_prefetch(&n->pool[p->q[__builtin_ctz(m)].head]);
+            __builtin_prefetch(&n->pool[p->pp[__builtin_ctz(m)].q.head]);
     }
 }
 
@@ -461,11 +461,11 @@ static void sample_tick(void *ctx, uint64_t arg)
         /* a queue neither holding packets nor sampled non-empty is 0 and was 0: not read */
         for (unsigned m = p->qmask | p->q_sampled_mask; m; m &= m - 1) {
             int q = __builtin_ctz(m);
-            if (p->q[q].bytes != p->q_sampled_prio[q]) {
+            if (p->pp[q].q.bytes != p->q_sampled_prio[q]) {
                 if (n->hooks.queue)
                     n->hooks.queue(n->hooks.ctx, t_ns, dp->v[k], n->topo->nodes[p->node].name, p->local, q,
-                                   p->q[q].bytes);
-                p->q_sampled_prio[q] = p->q[q].bytes;
+                                   p->pp[q].q.bytes);
+                p->q_sampled_prio[q] = p->pp[q].q.bytes;
             }
         }
         p->q_sampled_mask = p->qmask;
@@ -770,7 +770,7 @@ static void build_ports(struct net *n)
         p->is_host = topo->nodes[tp->node].kind == NODE_HOST;
         p->ps_per_byte = (8 * PS_PER_S) % p->rate == 0 ? 8 * PS_PER_S / p->rate : 0;
         for (int q = 0; q < NPRIO; q++)
-            p->q[q].head = p->q[q].tail = NONE32;
+            p->pp[q].q.head = p->pp[q].q.tail = NONE32;
         timer_init_on(&p->txt, net_eng(n), p->node, port_tx_ready, p, 0);
         pfc_init_port(n, p);
         if (!p->is_host)

@@ -5,6 +5,7 @@
 #ifndef ROCESIM_NET_H
 #define ROCESIM_NET_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "models/cc.h"
 #include "models/cc_dcqcn.h"
@@ -35,10 +36,23 @@ struct qhist {
 
 struct net;
 
-/* Fields are ordered by how often the packet path touches them: the first cache lines hold
- * what every packet reads or writes, PFC timers and counters come last. */
+/* One priority's per-packet state at a port: its egress queue and DWRR deficit (the port as
+ * sender) and its ingress accounting (the port as receiver). 32 bytes, two to a cache line: a
+ * switch hop touches one of them at each of its two ports, where the three arrays apart were
+ * two to three lines each (bench/large.ini, 2026-12-05: see the README's performance notes). */
+struct port_prio {
+    struct pktq q;
+    int32_t deficit;           /* DWRR */
+    struct mmu_ingress in;     /* ingress (port, priority) buffer use (switch ports) */
+};
+_Static_assert(sizeof(struct port_prio) == 32, "struct port_prio is half a cache line");
+
+/* Fields are ordered by how often the packet path touches them, in whole cache lines (the
+ * struct is line-aligned): line 0 every packet at both ends, line 1 the arrival's tap and
+ * buffer settings and the sender's counters, line 2 the sender's timer, then the eight
+ * priorities; PFC timers and counters come last. */
 struct port_rt {
-    /* touched by every packet */
+    /* line 0 */
     struct net *net;           /* owner, for event handlers */
     uint32_t node, local, peer;
     uint32_t peer_node;        /* the node at the far end: it owns this link's arrivals */
@@ -52,22 +66,23 @@ struct port_rt {
     uint8_t wd_active;         /* watchdog: priorities whose PFC is ignored and queue dropped */
     uint8_t rr;                /* DWRR: the data priority whose turn it is */
     bool rr_granted;           /* DWRR: it has had its quantum for this turn */
-    uint8_t qmask;             /* egress queues holding packets (bit q: q[q].pkts > 0) */
+    uint8_t qmask;             /* egress queues holding packets (bit q: pp[q].q.pkts > 0) */
     uint32_t qbytes;           /* bytes in all egress queues: choosing a queue and sampling
-                                * read this line, not the queues' three (port_q_push, _pop) */
-    uint64_t rate;
-    simtime_t delay;
+                                * read this line, not the queues' (port_q_push, _pop) */
     uint64_t ps_per_byte;      /* serialisation time of a byte when exact, else 0 */
     simtime_t busy_until;      /* end of the current transmission */
+    simtime_t delay;
+    /* line 1 */
     void *tap;                 /* packet capture on this port (both directions), or NULL */
+    struct mmu_port mmu;       /* ingress buffer settings and XOFF state (switch ports) */
     uint64_t tx_bytes, tx_wire_bytes, tx_packets;
-    uint64_t ecn_marked;
     uint64_t max_q;            /* max total egress occupancy seen */
+    /* line 2 */
     struct timer txt;          /* fires when the port can send again */
-    /* egress queues (switch ports) */
-    struct pktq q[NPRIO];
-    int32_t deficit[NPRIO];    /* DWRR */
-    struct mmu_port mmu;       /* ingress accounting (switch ports) */
+    uint64_t rate;
+    /* lines 3-6 */
+    struct port_prio pp[NPRIO];
+    uint64_t ecn_marked;
 
     /* PFC, transmitter side */
     simtime_t pause_until[NPRIO];
@@ -91,7 +106,10 @@ struct port_rt {
     uint32_t q_sampled_prio[NPRIO];
     uint8_t q_sampled_mask;    /* queues sampled non-empty (q_sampled_prio[q] > 0) */
     struct qhist *hist;        /* switch ports only */
-};
+} __attribute__((aligned(64)));
+_Static_assert(offsetof(struct port_rt, tap) == 64 && offsetof(struct port_rt, txt) == 128 &&
+                   offsetof(struct port_rt, pp) == 192,
+               "struct port_rt's per-packet fields moved across cache lines");
 
 /* A flowlet table entry: the egress its flow took and when the flow last passed. */
 struct flowlet {
@@ -533,17 +551,26 @@ static inline uint32_t pktq_pop(struct net *n, struct pktq *q)
     return i;
 }
 
+/* Starts loading what a packet's ingress accounting at port p reads and writes (mmu_admit,
+ * mmu_release and the PFC checks): the port's buffer settings and XOFF state, and the
+ * priority's counters. A hint for the prefetch hook; reads nothing. */
+static inline void port_prio_prefetch_in(const struct port_rt *p, int prio)
+{
+    __builtin_prefetch(&p->mmu);
+    __builtin_prefetch(&p->pp[prio & (NPRIO - 1)]);
+}
+
 /* A switch port's egress queue q, keeping the port's summary (qmask, qbytes) with it. */
 static inline void port_q_push(struct net *n, struct port_rt *p, int q, uint32_t i)
 {
-    pktq_push(n, &p->q[q], i);
+    pktq_push(n, &p->pp[q].q, i);
     p->qmask |= (uint8_t)(1u << q);
     p->qbytes += n->pool[i].frame;
 }
 static inline uint32_t port_q_pop(struct net *n, struct port_rt *p, int q)
 {
-    uint32_t i = pktq_pop(n, &p->q[q]);
-    if (!p->q[q].pkts)
+    uint32_t i = pktq_pop(n, &p->pp[q].q);
+    if (!p->pp[q].q.pkts)
         p->qmask &= (uint8_t)~(1u << q);
     p->qbytes -= n->pool[i].frame;
     return i;

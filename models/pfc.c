@@ -312,7 +312,7 @@ static void wd_fire(void *ctx, uint64_t arg)
         if (!(p->paused & bit))
             continue;
         simtime_t due = p->paused_since[q] + n->sc->pfc_watchdog;
-        if (due <= now && p->q[q].pkts) {
+        if (due <= now && p->pp[q].q.pkts) {
             /* storm: paused for the whole detection window with packets waiting */
             p->wd_storms++;
             net_st(n)->wd_storms++;
@@ -348,7 +348,7 @@ struct wf_node {
 
 static bool queue_waiting(struct net *n, const struct port_rt *p, int q, simtime_t now)
 {
-    return !p->is_host && (p->paused & (1u << q)) && p->q[q].pkts &&
+    return !p->is_host && (p->paused & (1u << q)) && p->pp[q].q.pkts &&
            now - p->paused_since[q] >= n->sc->deadlock_threshold;
 }
 
@@ -407,7 +407,7 @@ static void wait_set_build(struct net *n, struct wait_set *w, simtime_t now)
                 seen_cap = ports;
             }
             stamp++;
-            for (uint32_t i = p->q[q].head; i != NONE32; i = n->pool[i].next) {
+            for (uint32_t i = p->pp[q].q.head; i != NONE32; i = n->pool[i].next) {
                 r.in_port = n->pool[i].in_port;
                 if (r.in_port < seen_cap) {
                     if (seen[r.in_port] == stamp)

@@ -116,7 +116,7 @@ void switch_prefetch_arrival(const struct net *n, const struct port_rt *in, cons
     __builtin_prefetch(sw);
     if (pk->kind == PKT_PFC)
         return;
-    mmu_port_prefetch(&in->mmu, pk->prio);
+    port_prio_prefetch_in(in, pk->prio);
     uint32_t cnt;
     const uint16_t *hops = net_routes(n, in->node, pk->dst, &cnt);
     if (cnt == 0 || (cnt > 1 && n->sc->lb != LB_ECMP))
@@ -124,7 +124,7 @@ void switch_prefetch_arrival(const struct net *n, const struct port_rt *in, cons
     uint32_t choice = cnt == 1 ? 0 : fastmod_u32(flow_hash(sw, pk), cnt);
     const struct port_rt *out = &n->ports[net_first_port(n, in) + hops[choice]];
     __builtin_prefetch(out);
-    __builtin_prefetch(&out->q[pk->prio & (NPRIO - 1)]);
+    __builtin_prefetch(&out->pp[pk->prio & (NPRIO - 1)]);
 }
 
 /* The ingress accounting that releasing each head packet charges back (mmu_release). */
@@ -133,8 +133,8 @@ void switch_prefetch_dequeue(const struct net *n, const struct port_rt *p)
     uint32_t first = net_first_port(n, p);
     for (unsigned m = p->qmask; m; m &= m - 1) {
         int q = __builtin_ctz(m);
-        const struct packet *pk = &n->pool[p->q[q].head];
-        mmu_port_prefetch(&n->ports[first + pk->in_port].mmu, q);
+        const struct packet *pk = &n->pool[p->pp[q].q.head];
+        port_prio_prefetch_in(&n->ports[first + pk->in_port], q);
     }
 }
 
@@ -175,7 +175,7 @@ void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
         pkt_free(n, i);
         return;
     }
-    enum mmu_verdict v = mmu_admit(&sw->mmu, &in->mmu, prio, pk->frame, out->q[prio].bytes);
+    enum mmu_verdict v = mmu_admit(&sw->mmu, &in->mmu, &in->pp[prio].in, prio, pk->frame, out->pp[prio].q.bytes);
     if (v != MMU_ACCEPT) {
         out->drops[prio]++;
         sw->drops++;
@@ -186,13 +186,13 @@ void switch_receive(struct net *n, struct port_rt *in, uint32_t i)
         pkt_free(n, i);
         return;
     }
-    if (mmu_should_pause(&sw->mmu, &in->mmu, prio)) {
+    if (mmu_should_pause(&sw->mmu, &in->mmu, &in->pp[prio].in, prio)) {
         in->mmu.xoff_sent |= (uint8_t)(1u << prio);
         pfc_request(n, in, prio, true);
     }
     pk->in_port = (uint16_t)in->local;
     if (n->sc->ecn && n->sc->ecn_mark == MARK_ENQUEUE)
-        maybe_mark(n, sw, out, pk, out->q[prio].bytes);
+        maybe_mark(n, sw, out, pk, out->pp[prio].q.bytes);
     port_q_push(n, out, prio, i);
     sampler_queue_changed(n, out);
     port_kick(n, out);
@@ -213,7 +213,7 @@ static int pick_queue(struct net *n, struct port_rt *p)
          * DWRR resumes fairly when another queue fills */
         int q = 31 - __builtin_clz(data);
         p->rr = (uint8_t)q;
-        p->deficit[q] = n->dwrr_quantum[q];
+        p->pp[q].deficit = n->dwrr_quantum[q];
         p->rr_granted = true;
         return q;
     }
@@ -224,13 +224,13 @@ static int pick_queue(struct net *n, struct port_rt *p)
         int q = p->rr;
         if (ready & (1u << q)) {
             if (!p->rr_granted) {
-                p->deficit[q] += n->dwrr_quantum[q];
+                p->pp[q].deficit += n->dwrr_quantum[q];
                 p->rr_granted = true;
             }
-            if ((uint64_t)p->deficit[q] >= n->pool[p->q[q].head].frame)
+            if ((uint64_t)p->pp[q].deficit >= n->pool[p->pp[q].q.head].frame)
                 return q;
         } else {
-            p->deficit[q] = 0;
+            p->pp[q].deficit = 0;
         }
         p->rr = (uint8_t)((p->rr + 1) % NPRIO);
         p->rr_granted = false;
@@ -247,23 +247,23 @@ uint32_t switch_dequeue(struct net *n, struct port_rt *p)
     /* the queue's next head leaves at this port's next turn, a serialisation from now: in a
      * deep queue it was written long ago and is out of the caches (the incast bench waited
      * on it in 88 % of switch_dequeue's samples) */
-    if (p->q[q].head != NONE32)
-        __builtin_prefetch(&n->pool[p->q[q].head]);
+    if (p->pp[q].q.head != NONE32)
+        __builtin_prefetch(&n->pool[p->pp[q].q.head]);
     struct packet *pk = &n->pool[i];
     if (!(n->ctrl_prio_mask & (1u << q))) {
-        p->deficit[q] -= pk->frame;
-        if (p->q[q].pkts == 0)
-            p->deficit[q] = 0;
+        p->pp[q].deficit -= pk->frame;
+        if (p->pp[q].q.pkts == 0)
+            p->pp[q].deficit = 0;
     }
     struct switch_rt *sw = &n->switches[p->node - n->topo->nhosts];
     struct port_rt *in = &n->ports[net_first_port(n, p) + pk->in_port];
-    mmu_release(&sw->mmu, &in->mmu, q, pk->frame);
-    if (mmu_may_resume(&sw->mmu, &in->mmu, q)) {
+    mmu_release(&sw->mmu, &in->pp[q].in, pk->frame);
+    if (mmu_may_resume(&sw->mmu, &in->mmu, &in->pp[q].in, q)) {
         in->mmu.xoff_sent &= (uint8_t)~(1u << q);
         pfc_request(n, in, q, false);
     }
     if (n->sc->ecn && n->sc->ecn_mark == MARK_DEQUEUE)
-        maybe_mark(n, sw, p, pk, p->q[q].bytes);
+        maybe_mark(n, sw, p, pk, p->pp[q].q.bytes);
     if (n->intd && pk->kind == PKT_DATA) {
         /* HPCC ns-3 SwitchNode::SwitchNotifyDequeue: the egress stamps its clock (ns), the bytes
          * it sent before this packet and the bytes still queued on the port (all queues) */
@@ -281,12 +281,12 @@ uint32_t switch_drop_queue(struct net *n, struct port_rt *p, int q)
 {
     struct switch_rt *sw = &n->switches[p->node - n->topo->nhosts];
     uint32_t dropped = 0;
-    while (p->q[q].pkts) {
+    while (p->pp[q].q.pkts) {
         uint32_t i = port_q_pop(n, p, q);
         struct packet *pk = &n->pool[i];
         struct port_rt *in = &n->ports[net_first_port(n, p) + pk->in_port];
-        mmu_release(&sw->mmu, &in->mmu, q, pk->frame);
-        if (mmu_may_resume(&sw->mmu, &in->mmu, q)) {
+        mmu_release(&sw->mmu, &in->pp[q].in, pk->frame);
+        if (mmu_may_resume(&sw->mmu, &in->mmu, &in->pp[q].in, q)) {
             in->mmu.xoff_sent &= (uint8_t)~(1u << q);
             pfc_request(n, in, q, false);
         }

@@ -16,11 +16,13 @@
 
 static struct mmu M;
 static struct mmu_port P[2];
+static struct mmu_ingress I[2][MMU_NPRIO]; /* each port's (port, priority) counters */
 
 static void setup(uint64_t xoff_static, bool pfc, double egress_alpha)
 {
     memset(&M, 0, sizeof M);
     memset(P, 0, sizeof P);
+    memset(I, 0, sizeof I);
     struct mmu_config cfg = { .buffer = 100000, .reserve = 1000, .xon_offset = 2000, .xoff_static = xoff_static,
                               .alpha = 0.25, .egress_alpha = egress_alpha, .lossless = 1u << LL, .pfc = pfc };
     for (int i = 0; i < 2; i++) {
@@ -32,7 +34,7 @@ static void setup(uint64_t xoff_static, bool pfc, double egress_alpha)
 
 static void expect_in(int port, int prio, uint64_t reserve, uint64_t shared, uint64_t headroom)
 {
-    const struct mmu_ingress *in = &P[port].in[prio];
+    const struct mmu_ingress *in = &I[port][prio];
     if (in->reserve != reserve || in->shared != shared || in->headroom != headroom)
         fprintf(stderr, "\n  port %d prio %d: reserve %" G_GUINT64_FORMAT " shared %" G_GUINT64_FORMAT
                         " headroom %" G_GUINT64_FORMAT " (want %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
@@ -66,54 +68,54 @@ static void test_dynamic_trace(void)
 {
     setup(0, true, 8);
     /* 1st packet of 1000 B: fits the reserve */
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_ACCEPT);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_ACCEPT);
     expect_in(0, LL, 1000, 0, 0);
     CU_ASSERT_EQUAL(M.shared_used, 0);
-    CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], LL));
+    CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], &I[0][LL], LL));
     /* then the shared pool: with s bytes shared, thr = (74000 - s) / 4. A packet goes to
      * headroom once s + 1000 > thr, i.e. s > 14000: the pool takes s = 1000 .. 15000. */
     for (int k = 1; k <= 14; k++)
-        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_ACCEPT);
+        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_ACCEPT);
     expect_in(0, LL, 1000, 14000, 0);
     CU_ASSERT_EQUAL(M.shared_used, 14000);
     CU_ASSERT_EQUAL(mmu_threshold(&M, &P[0]), 15000);
-    CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], LL)); /* 14000 < 15000 */
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_ACCEPT); /* 15000 <= 15000: shared */
+    CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], &I[0][LL], LL)); /* 14000 < 15000 */
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_ACCEPT); /* 15000 <= 15000: shared */
     expect_in(0, LL, 1000, 15000, 0);
     CU_ASSERT_EQUAL(mmu_threshold(&M, &P[0]), 14750);
-    CU_ASSERT_TRUE(mmu_should_pause(&M, &P[0], LL)); /* 15000 >= 14750: XOFF */
+    CU_ASSERT_TRUE(mmu_should_pause(&M, &P[0], &I[0][LL], LL)); /* 15000 >= 14750: XOFF */
     /* past the threshold: headroom, 5 packets fill it exactly */
     for (int k = 0; k < 5; k++)
-        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_ACCEPT);
+        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_ACCEPT);
     expect_in(0, LL, 1000, 15000, 5000);
     CU_ASSERT_EQUAL(M.shared_used, 15000);
     CU_ASSERT_EQUAL(M.used, 21000);
     /* the headroom would overflow: the only lossless drop */
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_DROP_LOSSLESS);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_DROP_LOSSLESS);
     expect_in(0, LL, 1000, 15000, 5000);
     CU_ASSERT_EQUAL(M.used, 21000);
     /* the other port's priority 3 is untouched and still starts in its reserve */
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], LL, 1000, 0), MMU_ACCEPT);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], &I[1][LL], LL, 1000, 0), MMU_ACCEPT);
     expect_in(1, LL, 1000, 0, 0);
 }
 
 static void test_static_trace(void)
 {
     setup(6000, true, 8);
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_ACCEPT); /* reserve */
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_ACCEPT); /* reserve */
     /* shared up to 6000 exactly: s + 1000 > 6000 only from s = 6000 on */
     for (int k = 0; k < 6; k++) {
-        CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], LL));
-        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_ACCEPT);
+        CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], &I[0][LL], LL));
+        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_ACCEPT);
     }
     expect_in(0, LL, 1000, 6000, 0);
     CU_ASSERT_EQUAL(mmu_threshold(&M, &P[0]), 6000); /* static: unmoved by the occupancy */
-    CU_ASSERT_TRUE(mmu_should_pause(&M, &P[0], LL));
+    CU_ASSERT_TRUE(mmu_should_pause(&M, &P[0], &I[0][LL], LL));
     /* a 2500 B packet would take the shared use to 8500 > 6000: headroom */
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 2500, 0), MMU_ACCEPT);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 2500, 0), MMU_ACCEPT);
     expect_in(0, LL, 1000, 6000, 2500);
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 2500, 0), MMU_ACCEPT); /* 5000: exactly full */
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1, 0), MMU_DROP_LOSSLESS);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 2500, 0), MMU_ACCEPT); /* 5000: exactly full */
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1, 0), MMU_DROP_LOSSLESS);
     expect_in(0, LL, 1000, 6000, 5000);
 }
 
@@ -123,13 +125,13 @@ static void test_static_trace(void)
 static void test_reserve_then_shared_split(void)
 {
     setup(0, true, 8);
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1500, 0), MMU_ACCEPT);
-    CU_ASSERT_EQUAL(P[0].in[LL].reserve + P[0].in[LL].shared + P[0].in[LL].headroom, 1500);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1500, 0), MMU_ACCEPT);
+    CU_ASSERT_EQUAL(I[0][LL].reserve + I[0][LL].shared + I[0][LL].headroom, 1500);
     CU_ASSERT_EQUAL(M.used, 1500);
     if (M.shared_used != 500)
         fprintf(stderr, "\n  model differs from models.md 4: a 1500 B frame into an empty 1000 B reserve is charged"
                         " reserve %" G_GUINT64_FORMAT ", shared %" G_GUINT64_FORMAT " (expected 1000 + 500)\n",
-                (uint64_t)P[0].in[LL].reserve, (uint64_t)P[0].in[LL].shared);
+                (uint64_t)I[0][LL].reserve, (uint64_t)I[0][LL].shared);
     CU_ASSERT_EQUAL(M.shared_used, 500);
     expect_in(0, LL, 1000, 500, 0);
 }
@@ -140,19 +142,19 @@ static void test_release_order(void)
 {
     setup(0, true, 8);
     for (int k = 0; k < 21; k++)
-        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_ACCEPT);
+        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_ACCEPT);
     expect_in(0, LL, 1000, 15000, 5000);
-    mmu_release(&M, &P[0], LL, 2500);
+    mmu_release(&M, &I[0][LL], 2500);
     expect_in(0, LL, 1000, 15000, 2500);
     CU_ASSERT_EQUAL(M.shared_used, 15000);
-    mmu_release(&M, &P[0], LL, 3000); /* the last 2500 of headroom, then 500 of shared */
+    mmu_release(&M, &I[0][LL], 3000); /* the last 2500 of headroom, then 500 of shared */
     expect_in(0, LL, 1000, 14500, 0);
     CU_ASSERT_EQUAL(M.shared_used, 14500);
-    mmu_release(&M, &P[0], LL, 14700); /* all shared, then 200 of the reserve */
+    mmu_release(&M, &I[0][LL], 14700); /* all shared, then 200 of the reserve */
     expect_in(0, LL, 800, 0, 0);
     CU_ASSERT_EQUAL(M.shared_used, 0);
     CU_ASSERT_EQUAL(M.used, 800);
-    mmu_release(&M, &P[0], LL, 800);
+    mmu_release(&M, &I[0][LL], 800);
     expect_in(0, LL, 0, 0, 0);
     CU_ASSERT_EQUAL(M.used, 0);
 }
@@ -163,9 +165,9 @@ static void test_threshold_is_alpha_times_free(void)
 {
     setup(0, true, 8);
     /* port 1 takes 1000 reserve + 20000 shared on the lossy priority (egress limit 8 x free) */
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], LY, 1000, 0), MMU_ACCEPT);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], &I[1][LY], LY, 1000, 0), MMU_ACCEPT);
     for (int k = 0; k < 20; k++)
-        CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], LY, 1000, 0), MMU_ACCEPT);
+        CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], &I[1][LY], LY, 1000, 0), MMU_ACCEPT);
     CU_ASSERT_EQUAL(M.shared_used, 20000);
     CU_ASSERT_EQUAL(mmu_threshold(&M, &P[0]), 13500); /* (74000 - 20000) / 4 */
     /* a port with a larger alpha (faster port) gets a larger share of the same free pool */
@@ -174,12 +176,12 @@ static void test_threshold_is_alpha_times_free(void)
     /* port 0 on the lossless priority: thr = (54000 - s) / 4; headroom once s + 1000 > thr,
      * i.e. 5s > 50000: shared fills to s = 11000 (11 packets after the reserve) */
     for (int k = 0; k < 12; k++)
-        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_ACCEPT);
+        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_ACCEPT);
     expect_in(0, LL, 1000, 11000, 0);
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_ACCEPT);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_ACCEPT);
     expect_in(0, LL, 1000, 11000, 1000);
     /* port 1 frees its shared bytes: port 0's threshold rises to (74000 - 11000) / 4 */
-    mmu_release(&M, &P[1], LY, 21000);
+    mmu_release(&M, &I[1][LY], 21000);
     CU_ASSERT_EQUAL(M.shared_used, 11000);
     CU_ASSERT_EQUAL(mmu_threshold(&M, &P[0]), 15750);
 }
@@ -192,26 +194,26 @@ static void test_threshold_is_alpha_times_free(void)
 static void test_headroom_never_overflows(void)
 {
     setup(0, true, 8);
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], LY, 1000, 0), MMU_ACCEPT);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], &I[1][LY], LY, 1000, 0), MMU_ACCEPT);
     for (int k = 0; k < 20; k++)
-        CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], LY, 1000, 0), MMU_ACCEPT);
+        CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], &I[1][LY], LY, 1000, 0), MMU_ACCEPT);
     for (int k = 0; k < 12; k++) /* reserve + 11000 shared, as above */
-        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_ACCEPT);
+        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_ACCEPT);
     for (int k = 0; k < 5; k++)
-        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_ACCEPT);
+        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_ACCEPT);
     expect_in(0, LL, 1000, 11000, 5000);
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_DROP_LOSSLESS);
-    mmu_release(&M, &P[1], LY, 21000);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_DROP_LOSSLESS);
+    mmu_release(&M, &I[1][LY], 21000);
     CU_ASSERT_EQUAL(mmu_threshold(&M, &P[0]), 15750); /* 11000 + 1000 <= 15750 */
-    enum mmu_verdict v = mmu_admit(&M, &P[0], LL, 1000, 0);
+    enum mmu_verdict v = mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0);
     CU_ASSERT_EQUAL(v, MMU_ACCEPT);
-    if (P[0].in[LL].headroom > P[0].headroom_size)
+    if (I[0][LL].headroom > P[0].headroom_size)
         fprintf(stderr, "\n  model differs from models.md 4: headroom charged %" G_GUINT64_FORMAT
                         " B, its size is %" G_GUINT64_FORMAT " B (shared %" G_GUINT64_FORMAT ", thr %" G_GUINT64_FORMAT
                         "; expected the frame in shared)\n",
-                (uint64_t)P[0].in[LL].headroom, P[0].headroom_size, (uint64_t)P[0].in[LL].shared,
+                (uint64_t)I[0][LL].headroom, P[0].headroom_size, (uint64_t)I[0][LL].shared,
                 mmu_threshold(&M, &P[0]));
-    CU_ASSERT(P[0].in[LL].headroom <= P[0].headroom_size);
+    CU_ASSERT(I[0][LL].headroom <= P[0].headroom_size);
     CU_ASSERT_EQUAL(M.used, 1000 + 11000 + 5000 + 1000);
 }
 
@@ -221,32 +223,32 @@ static void test_hysteresis(void)
 {
     setup(0, true, 8);
     for (int k = 0; k < 21; k++)
-        mmu_admit(&M, &P[0], LL, 1000, 0);
-    CU_ASSERT_TRUE(mmu_should_pause(&M, &P[0], LL));
-    CU_ASSERT_FALSE(mmu_may_resume(&M, &P[0], LL)); /* nothing sent yet: nothing to resume */
+        mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0);
+    CU_ASSERT_TRUE(mmu_should_pause(&M, &P[0], &I[0][LL], LL));
+    CU_ASSERT_FALSE(mmu_may_resume(&M, &P[0], &I[0][LL], LL)); /* nothing sent yet: nothing to resume */
     P[0].xoff_sent |= 1u << LL;                     /* the switch sent XOFF */
-    CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], LL)); /* not twice */
+    CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], &I[0][LL], LL)); /* not twice */
     /* headroom still holds bytes: no XON, whatever the shared use */
-    mmu_release(&M, &P[0], LL, 4999);
+    mmu_release(&M, &I[0][LL], 4999);
     expect_in(0, LL, 1000, 15000, 1);
-    CU_ASSERT_FALSE(mmu_may_resume(&M, &P[0], LL));
+    CU_ASSERT_FALSE(mmu_may_resume(&M, &P[0], &I[0][LL], LL));
     /* headroom empty; XON needs s + 2000 <= (74000 - s) / 4, i.e. s <= 13200 */
-    mmu_release(&M, &P[0], LL, 1);
+    mmu_release(&M, &I[0][LL], 1);
     expect_in(0, LL, 1000, 15000, 0);
-    CU_ASSERT_FALSE(mmu_may_resume(&M, &P[0], LL));
-    mmu_release(&M, &P[0], LL, 1799);
+    CU_ASSERT_FALSE(mmu_may_resume(&M, &P[0], &I[0][LL], LL));
+    mmu_release(&M, &I[0][LL], 1799);
     expect_in(0, LL, 1000, 13201, 0);
     CU_ASSERT_EQUAL(mmu_threshold(&M, &P[0]), 15199); /* 60799 / 4, truncated */
-    CU_ASSERT_FALSE(mmu_may_resume(&M, &P[0], LL)); /* 15201 > 15199 */
+    CU_ASSERT_FALSE(mmu_may_resume(&M, &P[0], &I[0][LL], LL)); /* 15201 > 15199 */
     /* below XOFF (13201 < 15199) but inside the hysteresis band: still paused, no new XOFF */
-    CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], LL));
-    mmu_release(&M, &P[0], LL, 1);
+    CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], &I[0][LL], LL));
+    mmu_release(&M, &I[0][LL], 1);
     CU_ASSERT_EQUAL(mmu_threshold(&M, &P[0]), 15200);
-    CU_ASSERT_TRUE(mmu_may_resume(&M, &P[0], LL)); /* 15200 <= 15200 */
+    CU_ASSERT_TRUE(mmu_may_resume(&M, &P[0], &I[0][LL], LL)); /* 15200 <= 15200 */
     P[0].xoff_sent &= (uint8_t)~(1u << LL);
     /* once resumed, the next XOFF comes only at the threshold again */
-    CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], LL));
-    CU_ASSERT_FALSE(mmu_may_resume(&M, &P[0], LL));
+    CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], &I[0][LL], LL));
+    CU_ASSERT_FALSE(mmu_may_resume(&M, &P[0], &I[0][LL], LL));
 }
 
 /* Static XOFF: XON at xoff - xon_offset; an emptied shared pool always resumes. */
@@ -254,24 +256,24 @@ static void test_hysteresis_static(void)
 {
     setup(6000, true, 8);
     for (int k = 0; k < 7; k++)
-        mmu_admit(&M, &P[0], LL, 1000, 0);
-    CU_ASSERT_TRUE(mmu_should_pause(&M, &P[0], LL));
+        mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0);
+    CU_ASSERT_TRUE(mmu_should_pause(&M, &P[0], &I[0][LL], LL));
     P[0].xoff_sent |= 1u << LL;
-    mmu_release(&M, &P[0], LL, 1999); /* shared 4001: 6001 > 6000 */
-    CU_ASSERT_FALSE(mmu_may_resume(&M, &P[0], LL));
-    mmu_release(&M, &P[0], LL, 1); /* 4000 + 2000 <= 6000 */
-    CU_ASSERT_TRUE(mmu_may_resume(&M, &P[0], LL));
+    mmu_release(&M, &I[0][LL], 1999); /* shared 4001: 6001 > 6000 */
+    CU_ASSERT_FALSE(mmu_may_resume(&M, &P[0], &I[0][LL], LL));
+    mmu_release(&M, &I[0][LL], 1); /* 4000 + 2000 <= 6000 */
+    CU_ASSERT_TRUE(mmu_may_resume(&M, &P[0], &I[0][LL], LL));
     /* an xon_offset larger than the threshold: only an empty pool resumes */
     setup(1500, true, 8);
     M.cfg.xon_offset = 4000;
     for (int k = 0; k < 3; k++)
-        mmu_admit(&M, &P[0], LL, 1000, 0);
+        mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0);
     expect_in(0, LL, 1000, 1000, 1000);
     P[0].xoff_sent |= 1u << LL;
-    mmu_release(&M, &P[0], LL, 1000);
-    CU_ASSERT_FALSE(mmu_may_resume(&M, &P[0], LL)); /* shared 1000 + 4000 > 1500 */
-    mmu_release(&M, &P[0], LL, 1000);
-    CU_ASSERT_TRUE(mmu_may_resume(&M, &P[0], LL));  /* shared == 0 */
+    mmu_release(&M, &I[0][LL], 1000);
+    CU_ASSERT_FALSE(mmu_may_resume(&M, &P[0], &I[0][LL], LL)); /* shared 1000 + 4000 > 1500 */
+    mmu_release(&M, &I[0][LL], 1000);
+    CU_ASSERT_TRUE(mmu_may_resume(&M, &P[0], &I[0][LL], LL));  /* shared == 0 */
 }
 
 /* ---- lossy priorities: dropped at the egress limit, never paused ---- */
@@ -279,27 +281,27 @@ static void test_hysteresis_static(void)
 static void test_lossy_egress_limit(void)
 {
     setup(0, true, 0.5);
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LY, 1000, 0), MMU_ACCEPT); /* reserve */
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LY], LY, 1000, 0), MMU_ACCEPT); /* reserve */
     expect_in(0, LY, 1000, 0, 0);
     /* shared: free 74000, an egress queue may hold 0.5 x free = 37000 */
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LY, 1000, 1000), MMU_ACCEPT);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LY], LY, 1000, 1000), MMU_ACCEPT);
     expect_in(0, LY, 1000, 1000, 0);
     /* free 73000: limit 36500; 35500 + 1000 = 36500 fits */
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LY, 1000, 35500), MMU_ACCEPT);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LY], LY, 1000, 35500), MMU_ACCEPT);
     /* free 72000: limit 36000; 35001 + 1000 does not */
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LY, 1000, 35001), MMU_DROP);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LY], LY, 1000, 35001), MMU_DROP);
     expect_in(0, LY, 1000, 2000, 0);
     CU_ASSERT_EQUAL(M.used, 3000);
     /* never a pause for a lossy priority, never headroom */
-    CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], LY));
+    CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], &I[0][LY], LY));
     /* the same egress occupancy on the lossless priority is admitted: no egress limit there */
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 35001), MMU_ACCEPT);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 35001), MMU_ACCEPT);
     /* with PFC off the "lossless" priority is lossy too */
     setup(0, false, 0.5);
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_ACCEPT);
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 50000), MMU_DROP); /* limit 42000 */
-    CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], LL));
-    CU_ASSERT_EQUAL(P[0].in[LL].headroom, 0);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_ACCEPT);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 50000), MMU_DROP); /* limit 42000 */
+    CU_ASSERT_FALSE(mmu_should_pause(&M, &P[0], &I[0][LL], LL));
+    CU_ASSERT_EQUAL(I[0][LL].headroom, 0);
 }
 
 /* The shared pool itself running out: a lossy frame is dropped even under its egress limit;
@@ -308,18 +310,18 @@ static void test_pool_exhausted(void)
 {
     setup(0, true, 1000);
     P[1].alpha = 64; /* port 1's threshold never binds: the pool does */
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], LY, 1000, 0), MMU_ACCEPT);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], &I[1][LY], LY, 1000, 0), MMU_ACCEPT);
     for (int k = 0; k < 74; k++)
-        CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], LY, 1000, 0), MMU_ACCEPT);
+        CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], &I[1][LY], LY, 1000, 0), MMU_ACCEPT);
     CU_ASSERT_EQUAL(M.shared_used, 74000);
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], LY, 1000, 0), MMU_DROP);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[1], &I[1][LY], LY, 1000, 0), MMU_DROP);
     /* port 0 lossless: reserve, then (no shared left) headroom 5 x 1000, then drop */
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_ACCEPT);
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_ACCEPT);
     for (int k = 0; k < 5; k++)
-        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_ACCEPT);
+        CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_ACCEPT);
     expect_in(0, LL, 1000, 0, 5000);
-    CU_ASSERT_TRUE(mmu_should_pause(&M, &P[0], LL));
-    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], LL, 1000, 0), MMU_DROP_LOSSLESS);
+    CU_ASSERT_TRUE(mmu_should_pause(&M, &P[0], &I[0][LL], LL));
+    CU_ASSERT_EQUAL(mmu_admit(&M, &P[0], &I[0][LL], LL, 1000, 0), MMU_DROP_LOSSLESS);
     CU_ASSERT(M.used <= M.cfg.buffer);
 }
 

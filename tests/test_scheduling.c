@@ -73,7 +73,7 @@ static void test_queue_summary(void)
     struct net n = { .pool = pool };
     struct port_rt p = { 0 };
     for (int q = 0; q < NPRIO; q++)
-        p.q[q].head = p.q[q].tail = NONE32;
+        p.pp[q].q.head = p.pp[q].q.tail = NONE32;
     port_q_push(&n, &p, 3, 0);
     port_q_push(&n, &p, 6, 1);
     port_q_push(&n, &p, 3, 2);
@@ -88,7 +88,7 @@ static void test_queue_summary(void)
     CU_ASSERT_EQUAL(port_q_pop(&n, &p, 6), 1);
     CU_ASSERT_EQUAL(p.qmask, 0);
     CU_ASSERT_EQUAL(p.qbytes, 0);
-    CU_ASSERT_EQUAL(p.q[3].head, NONE32);
+    CU_ASSERT_EQUAL(p.pp[3].q.head, NONE32);
 }
 
 static CU_TestInfo tests[] = {
