@@ -34,6 +34,8 @@ struct async {
     struct slot slot[ASYNC_FILE_SLOTS];
     unsigned head, count;      /* the oldest full slot and how many are full */
     size_t fill;               /* bytes in the slot being filled (head + count) */
+    size_t sync_bytes;         /* the caller's thread writes the first ones itself */
+    size_t synced;             /* bytes it wrote so */
     bool populated;            /* the slots after the first are faulted in */
     bool started;              /* the thread runs (from the first full slot) */
     bool direct;               /* no thread could start: the stream's own writes go to inner */
@@ -82,8 +84,9 @@ static void populate_rest(struct async *a)
     }
 }
 
-/* Writes the slot being filled from the stream's own thread: a stream that never filled a
- * slot (no thread was worth starting), or one whose thread could not start. */
+/* Writes the slot being filled from the stream's own thread: a stream's first
+ * sync_bytes, the rest of one that closes before the thread started, and every
+ * slot of one whose thread could not start. */
 static void write_direct(struct async *a)
 {
     struct slot *s = &a->slot[(a->head + a->count) % ASYNC_FILE_SLOTS];
@@ -92,11 +95,16 @@ static void write_direct(struct async *a)
     a->fill = 0;
 }
 
-/* Hands the slot being filled to the thread, started here at the first full slot (a file
- * smaller than a slot, as topology.csv, starts and joins no thread); waits while every slot
- * is full. Holds mu. */
+/* Hands the slot being filled to the thread, started here once sync_bytes are written (until
+ * then the caller's thread writes each full slot itself); waits while every slot is full.
+ * Holds mu. */
 static void hand_over(struct async *a)
 {
+    if (!a->started && !a->direct && a->synced < a->sync_bytes) {
+        a->synced += a->fill;
+        write_direct(a);
+        return;
+    }
     if (!a->started && !a->direct) {
         if (pthread_create(&a->thread, NULL, writer_main, a) == 0)
             a->started = true;
@@ -186,12 +194,13 @@ static int async_close(void *cookie)
     return 0;
 }
 
-FILE *async_file(FILE *inner)
+FILE *async_file(FILE *inner, size_t sync_bytes)
 {
     struct async *a = calloc(1, sizeof *a);
     if (!a)
         return inner;
     a->inner = inner;
+    a->sync_bytes = sync_bytes;
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->changed, NULL);
     for (unsigned i = 0; i < ASYNC_FILE_SLOTS; i++)

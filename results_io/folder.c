@@ -103,6 +103,17 @@ gboolean results_begin(struct results_dir *r, const char *final_dir, GError **er
     return ok;
 }
 
+/* A plain file's first 8 MB are written by the thread that formats its rows, the rest by a
+ * writer thread (results_io/async_file.c). The writer thread saves the kernel's copy into the
+ * page cache, but what it writes was copied into its buffers on the other CPU, and every line
+ * of that crosses between the CPUs twice: for files of a few MB that cost more than it saved.
+ * Output of the bench incast (four time series of 0.5-0.9 MB): 9.9 ms with the thread from
+ * the first 64 KB, 8.0 ms without (7.1 % of its wall time instead of 9.0 %); with every port
+ * sampled every 1 us (time series of 0.7-6 MB): 23.5 and 22.0 ms (8 interleaved runs each,
+ * non-PGO, 2026-12-05). A 969 MB transfers.csv (4096-host AllToAll) took 10.3 % of its run's
+ * wall time without the thread and 6.6 % with it (2026-12-04). */
+#define PLAIN_SYNC_BYTES (8u << 20)
+
 FILE *results_open(const struct results_dir *r, const char *name, GError **err)
 {
     char *p = g_build_filename(r->tmp, name, NULL);
@@ -114,7 +125,7 @@ FILE *results_open(const struct results_dir *r, const char *name, GError **err)
     }
     g_free(p);
     setvbuf(f, NULL, _IOFBF, 1 << 20); /* buffered, if no writer thread can start */
-    return async_file(f);
+    return async_file(f, PLAIN_SYNC_BYTES);
 }
 
 FILE *results_open_gz(const struct results_dir *r, const char *name, GError **err)
@@ -124,7 +135,7 @@ FILE *results_open_gz(const struct results_dir *r, const char *name, GError **er
     if (!f)
         g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(errno), "cannot write %s: %s", p, g_strerror(errno));
     else
-        f = async_file(f); /* compressed by the writer thread */
+        f = async_file(f, 0); /* compressed by the writer thread, from the first piece */
     g_free(p);
     return f;
 }

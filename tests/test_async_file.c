@@ -7,9 +7,11 @@
 #include "results_io/gz.h"
 #include "tests/testutil.h"
 #include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
 
-/* Writes about 15 MB to f in pieces of 1 byte to 3 MB and returns what was written; *short_writes
- * counts the fwrites that wrote less than asked. */
+/* Writes about 1 MB (16 pieces of the thread's) to f in writes of 1 byte to 192 KB and returns
+ * what was written; *short_writes counts the fwrites that wrote less than asked. */
 static GByteArray *write_pattern_counting(FILE *f, int *short_writes)
 {
     GByteArray *want = g_byte_array_new();
@@ -39,20 +41,28 @@ static GByteArray *write_pattern(FILE *f)
     return want;
 }
 
-/* path opened as results_open does, behind the thread */
-static FILE *open_async(const char *path)
+/* path opened behind the thread, which takes over after sync_bytes (0: from the first piece) */
+static FILE *open_async_after(const char *path, size_t sync_bytes)
 {
     FILE *inner = fopen(path, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
-    FILE *f = async_file(inner);
+    FILE *f = async_file(inner, sync_bytes);
     CU_ASSERT_PTR_NOT_EQUAL(f, inner); /* a thread could start here */
     return f;
 }
 
-static void test_file_holds_every_byte_in_order(void)
+static FILE *open_async(const char *path)
+{
+    return open_async_after(path, 0);
+}
+
+/* The pattern's 1 MB against the caller's first 256 KB: the thread takes over mid-file. */
+#define SYNC_PART (4 * ASYNC_FILE_CHUNK)
+
+static void file_holds_every_byte_in_order(size_t sync_bytes)
 {
     char *dir = test_tmpdir(), *p = g_build_filename(dir, "x.csv", NULL);
-    FILE *f = open_async(p);
+    FILE *f = open_async_after(p, sync_bytes);
     GByteArray *want = write_pattern(f);
     CU_ASSERT_EQUAL(fclose(f), 0);
     gchar *got;
@@ -67,12 +77,22 @@ static void test_file_holds_every_byte_in_order(void)
     g_free(dir);
 }
 
+static void test_file_holds_every_byte_in_order(void)
+{
+    file_holds_every_byte_in_order(0);
+}
+
+static void test_file_written_first_by_the_caller_then_the_thread(void)
+{
+    file_holds_every_byte_in_order(SYNC_PART);
+}
+
 static void test_gzip_through_the_thread(void)
 {
     char *dir = test_tmpdir(), *p = g_build_filename(dir, "x.csv.gz", NULL);
     FILE *inner = gz_fopen(p, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
-    FILE *f = async_file(inner);
+    FILE *f = async_file(inner, 0);
     GByteArray *want = write_pattern(f);
     CU_ASSERT_EQUAL(fclose(f), 0);
     FILE *r = gz_fopen(p, "r");
@@ -93,7 +113,7 @@ static void test_full_disk_fails_the_close(void)
 {
     FILE *f = open_async("/dev/full"); /* every write: ENOSPC */
     int short_writes = 0;
-    /* 15 MB through 5 MB of buffers: the thread has failed a write before the last ones,
+    /* 1 MB through 256 KB of buffers: the thread has failed a write before the last ones,
      * and those fail too */
     GByteArray *want = write_pattern_counting(f, &short_writes);
     CU_ASSERT(short_writes > 0);
@@ -101,6 +121,52 @@ static void test_full_disk_fails_the_close(void)
     CU_ASSERT_EQUAL(fclose(f), EOF);
     CU_ASSERT_EQUAL(errno, ENOSPC);
     g_byte_array_free(want, TRUE);
+}
+
+static void test_full_disk_fails_the_close_before_the_thread(void)
+{
+    /* the caller's own first write fails: the later ones fail too, the thread never starts */
+    FILE *f = open_async_after("/dev/full", SYNC_PART);
+    int short_writes = 0;
+    GByteArray *want = write_pattern_counting(f, &short_writes);
+    CU_ASSERT(short_writes > 0);
+    errno = 0;
+    CU_ASSERT_EQUAL(fclose(f), EOF);
+    CU_ASSERT_EQUAL(errno, ENOSPC);
+    g_byte_array_free(want, TRUE);
+}
+
+static void test_write_error_after_the_handover_fails_the_close(void)
+{
+    /* a file size limit of 640 KB: the caller writes the first 256 KB, the thread fails at
+     * 640 KB with EFBIG (SIGXFSZ ignored, as a process that wants the error does) */
+    char *dir = test_tmpdir(), *p = g_build_filename(dir, "big.csv", NULL);
+    struct rlimit old, lim;
+    CU_ASSERT_EQUAL_FATAL(getrlimit(RLIMIT_FSIZE, &old), 0);
+    lim = old;
+    lim.rlim_cur = 10 * ASYNC_FILE_CHUNK;
+    void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
+    CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    FILE *f = open_async_after(p, SYNC_PART);
+    int short_writes = 0;
+    GByteArray *want = write_pattern_counting(f, &short_writes);
+    CU_ASSERT(short_writes > 0);
+    errno = 0;
+    CU_ASSERT_EQUAL(fclose(f), EOF);
+    CU_ASSERT_EQUAL(errno, EFBIG);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, was);
+    /* what was written before the limit is the pattern's start */
+    gchar *got;
+    gsize len;
+    CU_ASSERT_FATAL(g_file_get_contents(p, &got, &len, NULL));
+    CU_ASSERT_EQUAL(len, lim.rlim_cur);
+    CU_ASSERT(len <= want->len && memcmp(got, want->data, len) == 0);
+    g_free(got);
+    g_byte_array_free(want, TRUE);
+    test_rmtree(dir);
+    g_free(p);
+    g_free(dir);
 }
 
 static void test_small_file_written_at_close(void)
@@ -131,8 +197,13 @@ static void test_small_file_on_full_disk_fails_the_close(void)
 
 static CU_TestInfo tests[] = {
     { "the file holds every byte, in order, for any mix of write sizes", test_file_holds_every_byte_in_order },
+    { "the same when the caller writes the first 256 KB and the thread the rest",
+      test_file_written_first_by_the_caller_then_the_thread },
     { "a gzip stream behind the thread decompresses to the bytes written", test_gzip_through_the_thread },
     { "a full disk makes fclose fail with ENOSPC", test_full_disk_fails_the_close },
+    { "the same when the caller's own first write fails", test_full_disk_fails_the_close_before_the_thread },
+    { "a write the thread makes after the caller's first 256 KB fails the close (EFBIG)",
+      test_write_error_after_the_handover_fails_the_close },
     { "a file smaller than one buffer is written at fclose", test_small_file_written_at_close },
     { "a small file on a full disk makes fclose fail with ENOSPC", test_small_file_on_full_disk_fails_the_close },
     CU_TEST_INFO_NULL,
