@@ -109,31 +109,30 @@ static void test_gzip_through_the_thread(void)
     g_free(dir);
 }
 
-static void test_full_disk_fails_the_close(void)
+/* Writes the pattern to f, whose file refuses a write on the way: some of the later writes
+ * fail, and so does fclose, with the refusal's errno. Returns what was written. */
+static GByteArray *write_refused(FILE *f, int refusal)
 {
-    FILE *f = open_async("/dev/full"); /* every write: ENOSPC */
     int short_writes = 0;
-    /* 1 MB through 256 KB of buffers: the thread has failed a write before the last ones,
-     * and those fail too */
     GByteArray *want = write_pattern_counting(f, &short_writes);
     CU_ASSERT(short_writes > 0);
     errno = 0;
     CU_ASSERT_EQUAL(fclose(f), EOF);
-    CU_ASSERT_EQUAL(errno, ENOSPC);
-    g_byte_array_free(want, TRUE);
+    CU_ASSERT_EQUAL(errno, refusal);
+    return want;
+}
+
+static void test_full_disk_fails_the_close(void)
+{
+    /* every write: ENOSPC. 1 MB through 256 KB of buffers: the thread has failed a write
+     * before the last ones, and those fail too */
+    g_byte_array_free(write_refused(open_async("/dev/full"), ENOSPC), TRUE);
 }
 
 static void test_full_disk_fails_the_close_before_the_thread(void)
 {
     /* the caller's own first write fails: the later ones fail too, the thread never starts */
-    FILE *f = open_async_after("/dev/full", SYNC_PART);
-    int short_writes = 0;
-    GByteArray *want = write_pattern_counting(f, &short_writes);
-    CU_ASSERT(short_writes > 0);
-    errno = 0;
-    CU_ASSERT_EQUAL(fclose(f), EOF);
-    CU_ASSERT_EQUAL(errno, ENOSPC);
-    g_byte_array_free(want, TRUE);
+    g_byte_array_free(write_refused(open_async_after("/dev/full", SYNC_PART), ENOSPC), TRUE);
 }
 
 static void test_write_error_after_the_handover_fails_the_close(void)
@@ -147,13 +146,7 @@ static void test_write_error_after_the_handover_fails_the_close(void)
     lim.rlim_cur = 10 * ASYNC_FILE_CHUNK;
     void (*was)(int) = signal(SIGXFSZ, SIG_IGN);
     CU_ASSERT_EQUAL_FATAL(setrlimit(RLIMIT_FSIZE, &lim), 0);
-    FILE *f = open_async_after(p, SYNC_PART);
-    int short_writes = 0;
-    GByteArray *want = write_pattern_counting(f, &short_writes);
-    CU_ASSERT(short_writes > 0);
-    errno = 0;
-    CU_ASSERT_EQUAL(fclose(f), EOF);
-    CU_ASSERT_EQUAL(errno, EFBIG);
+    GByteArray *want = write_refused(open_async_after(p, SYNC_PART), EFBIG);
     setrlimit(RLIMIT_FSIZE, &old);
     signal(SIGXFSZ, was);
     /* what was written before the limit is the pattern's start */
