@@ -103,13 +103,11 @@ struct net_partition *net_partition_make(const struct net *n, uint32_t workers, 
             hosts_of[s] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
         g_array_append_val(hosts_of[s], h);
     }
-    uint32_t *core = g_new(uint32_t, N), cores = 0, edges = 0; /* switches without hosts; with */
-    for (uint32_t s = t->nhosts; s < N; s++) {
-        if (hosts_of[s])
-            edges++;
-        else
+    uint32_t *core = g_new(uint32_t, N), cores = 0; /* the switches without hosts */
+    for (uint32_t s = t->nhosts; s < N; s++)
+        if (!hosts_of[s])
             core[cores++] = s;
-    }
+    uint32_t edges = N - t->nhosts - cores;
     uint32_t edge_i = 0, core_i = 0;
     for (uint32_t s = t->nhosts; s < N; s++) {
         if (!hosts_of[s])

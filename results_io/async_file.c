@@ -34,11 +34,9 @@ struct async {
     struct slot slot[ASYNC_FILE_SLOTS];
     unsigned head, count;      /* the oldest full slot and how many are full */
     size_t fill;               /* bytes in the slot being filled (head + count) */
-    size_t sync_bytes;         /* the caller's thread writes the first ones itself */
-    size_t synced;             /* bytes it wrote so */
-    bool populated;            /* the slots after the first are faulted in */
-    bool started;              /* the thread runs (from the first full slot) */
-    bool direct;               /* no thread could start: the stream's own writes go to inner */
+    size_t sync_bytes;         /* left for the caller's thread to write itself (SIZE_MAX when
+                                * no thread could start: never used up) */
+    bool started;              /* the thread runs */
     bool closing;
     int err;                   /* errno of the first failed write, 0 if none */
 };
@@ -69,9 +67,9 @@ static void *writer_main(void *data)
     return NULL;
 }
 
-/* A stream that filled its first slot is a big one: the other slots are faulted in with a call
- * each rather than a fault per 4 KB page on first use, several microseconds each on a virtual
- * machine. Slots from the heap are often pages an earlier stream touched (then the call finds
+/* A stream that starts its thread is a big one: the slots besides the first (the only one
+ * its caller's own writes used) are faulted in with a call each rather than a fault per 4 KB
+ * page on first use, several microseconds each on a virtual machine. Slots from the heap are often pages an earlier stream touched (then the call finds
  * them there). Only a hint: without it the pages fault in as they are used. */
 static void populate_rest(struct async *a)
 {
@@ -100,24 +98,16 @@ static void write_direct(struct async *a)
  * Holds mu. */
 static void hand_over(struct async *a)
 {
-    if (!a->started && !a->direct && a->synced < a->sync_bytes) {
-        a->synced += a->fill;
-        write_direct(a);
-        return;
-    }
-    if (!a->started && !a->direct) {
-        if (pthread_create(&a->thread, NULL, writer_main, a) == 0)
-            a->started = true;
-        else
-            a->direct = true;
-    }
-    if (a->direct) {
-        write_direct(a);
-        return;
-    }
-    if (!a->populated) {
+    if (!a->started) {
+        if (!a->sync_bytes && pthread_create(&a->thread, NULL, writer_main, a) != 0)
+            a->sync_bytes = SIZE_MAX;
+        if (a->sync_bytes) {
+            a->sync_bytes -= a->fill < a->sync_bytes ? a->fill : a->sync_bytes;
+            write_direct(a);
+            return;
+        }
+        a->started = true;
         populate_rest(a);
-        a->populated = true;
     }
     a->slot[(a->head + a->count) % ASYNC_FILE_SLOTS].len = a->fill;
     a->count++;

@@ -13,8 +13,9 @@
  * it, waits for the thread and closes inner. The thread writes ASYNC_FILE_CHUNK pieces, so
  * inner's own buffer is turned off. The caller's thread writes the first `sync_bytes` itself
  * (rounded up to whole pieces; a file under that size starts no thread: results_open in
- * folder.c says why plain files do so), as it writes every piece if the thread cannot start. If the stream cannot be made,
- * inner itself is returned, buffered as the caller set it. */
+ * folder.c says why plain files do so), as it writes every piece if the thread cannot
+ * start. If the stream cannot be made, inner itself is returned, buffered as the caller set
+ * it. */
 #define ASYNC_FILE_CHUNK (1u << 16) /* 64 KB (async_file.c says why) */
 FILE *async_file(FILE *inner, size_t sync_bytes);
 
