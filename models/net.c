@@ -30,6 +30,28 @@ __thread struct net_worker *net_self;
 
 /* ---------- packet pool ---------- */
 
+/* Room for NEED entries: doubles, so never per packet in steady state. */
+void pkt_stack_reserve(struct pkt_stack *s, uint32_t need)
+{
+    if (need <= s->cap)
+        return;
+    uint32_t cap = s->cap ? s->cap : 4096;
+    while (cap < need)
+        cap = cap > UINT32_MAX / 2 ? UINT32_MAX : cap * 2;
+    s->v = g_renew(uint32_t, s->v, cap);
+    s->cap = cap;
+}
+
+/* Packets FIRST .. FIRST + COUNT - 1 onto an empty stack, FIRST on top: taken in ascending
+ * order, as the pool's new packets always were. */
+static void pkt_stack_push_range(struct pkt_stack *s, uint32_t first, uint32_t count)
+{
+    pkt_stack_reserve(s, count);
+    for (uint32_t k = 0; k < count; k++)
+        s->v[k] = first + count - 1 - k;
+    s->n = count;
+}
+
 /* More free packets for worker w: the pool doubles in a sequential run; in a parallel one each
  * worker takes a slice of the reserved extent at a time (the only shared step, atomic). Never
  * per packet in steady state; in place, in the reserved extent, so that a packet pointer held
@@ -46,21 +68,18 @@ static void pool_grow(struct net *n, struct net_worker *w)
             g_error("the packet pool is full: %u packets in flight or queued at once, the most that fit in "
                     "the memory limit", n->pool_max);
     }
-    for (uint32_t i = old; i < old + want; i++)
-        n->pool[i].next = i + 1 < old + want ? i + 1 : NONE32;
-    w->pool_free = old;
+    pkt_stack_push_range(&w->free, old, want);
 }
 
 uint32_t pkt_alloc(struct net *n)
 {
     struct net_worker *w = net_wk(n);
-    if (w->pool_free == NONE32)
+    if (w->free.n == 0)
         pool_grow(n, w);
-    uint32_t i = w->pool_free;
-    w->pool_free = n->pool[i].next;
-    /* the next allocation's packet: while the pool grows it is memory never read since */
-    if (w->pool_free != NONE32)
-        __builtin_prefetch(&n->pool[w->pool_free]);
+    uint32_t i = w->free.v[--w->free.n];
+    /* the next allocation's packet, which its maker writes whole */
+    if (w->free.n)
+        __builtin_prefetch(&n->pool[w->free.v[w->free.n - 1]], 1);
     return i;
 }
 
@@ -730,9 +749,7 @@ static gboolean build_pool(struct net *n, GError **err)
         g_set_error(err, SCENARIO_ERROR, 1, "%s: cannot reserve address space for the packet pool", sc->path);
         return FALSE;
     }
-    for (uint32_t i = 0; i < n->pool_cap; i++)
-        n->pool[i].next = i + 1 < n->pool_cap ? i + 1 : NONE32;
-    n->wk[0].pool_free = 0;
+    pkt_stack_push_range(&n->wk[0].free, 0, n->pool_cap);
     if (n->cc->int_unit) { /* the algorithm reads INT: stamp it beside the packet pool */
         n->int_multi = n->cc->int_unit(cc_params(sc, n->cc));
         n->port_rate_code = g_new(int8_t, topo->nports);
@@ -1126,6 +1143,7 @@ void net_free(struct net *n)
         for (int k = 0; k < LS_COUNT; k++)
             g_free(n->wk[w].ls[k].v);
         g_free(n->wk[w].rows);
+        g_free(n->wk[w].free.v);
         for (uint32_t d = 0; n->wk[w].wire && d < n->nctx; d++) {
             g_free(n->wk[w].wire[d].pkt);
             g_free(n->wk[w].wire[d].intd);

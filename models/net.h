@@ -285,10 +285,19 @@ struct pfc_row_ref {
 /* What the events running on one thread write that other threads' events also write: one
  * per worker of a parallel run (models/net_parallel.c), one for a sequential run. Summed or
  * merged between windows, or at the end. */
+struct pkt_stack {
+    uint32_t *v;
+    uint32_t n, cap;
+};
+
 struct net_worker {
     struct engine *eng;
     struct net_stats st;
-    uint32_t pool_free;           /* its free packets (a packet is freed where it ends) */
+    /* its free packets (a packet is freed where it ends), last freed on top: a stack of pool
+     * indices, so that taking one reads this array and not the packet, whose line is cold
+     * when it was freed long ago (a parallel run's drain takes a window's crossing packets
+     * in a row: down a list linked through the packets, each waited for the one before) */
+    struct pkt_stack free;
     /* ports, QPs, ports and hosts whose samples changed since the last tick (enum net_list) */
     struct net_idlist ls[LS_COUNT];
     struct pfc_row *rows;
@@ -355,7 +364,7 @@ struct net {
     const struct dcqcn_params *np; /* the notification point's settings ([dcqcn] CNP keys) */
 
     struct packet *pool;
-    uint32_t pool_cap;            /* packets made (free lists: net_worker.pool_free) */
+    uint32_t pool_cap;            /* packets made (free stacks: net_worker.free) */
     uint32_t pool_max;            /* the reserved extent (sim/reserve.h): the pool never moves */
     uint32_t links_down;          /* links now down (link-down faults) */
     /* INT stacks beside the pool (same index), only when the CC reads telemetry (HPCC): the
@@ -520,11 +529,13 @@ static inline struct net_stats *net_st(struct net *n) { return &net_wk(n)->st; }
 
 /* packet pool */
 uint32_t pkt_alloc(struct net *n);
+void pkt_stack_reserve(struct pkt_stack *s, uint32_t need);
 static inline void pkt_free(struct net *n, uint32_t i)
 {
-    struct net_worker *w = net_wk(n);
-    n->pool[i].next = w->pool_free;
-    w->pool_free = i;
+    struct pkt_stack *s = &net_wk(n)->free;
+    if (s->n == s->cap)
+        pkt_stack_reserve(s, s->n + 1);
+    s->v[s->n++] = i;
 }
 static inline struct packet *pkt(struct net *n, uint32_t i) { return &n->pool[i]; }
 

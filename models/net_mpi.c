@@ -409,15 +409,13 @@ void net_run_mpi(struct net *n)
     uint32_t P = n->ranks, me = n->rank;
     net_workers_resize(n, 1, P + 1);
     if (me != 0) { /* the packets made while building are this rank's worker's */
-        n->wk[me].pool_free = n->wk[0].pool_free;
-        n->wk[0].pool_free = NONE32;
+        n->wk[me].free = n->wk[0].free;
+        n->wk[0].free = (struct pkt_stack){ 0 };
     }
     struct engine **eng = g_new0(struct engine *, P + 1);
     for (uint32_t w = 0; w <= P; w++) {
         if (w && n->sampler)
             net_worker_lists(n, &n->wk[w]);
-        if (w && w != me)
-            n->wk[w].pool_free = NONE32;
         n->wk[w].index = w;
         n->wk[w].wire = own_lines0(P + 1, sizeof(struct net_wire)); /* written per event */
         if (w != me && w != P)

@@ -307,8 +307,6 @@ void net_run_workers(struct net *n)
         n->wk[w].eng = eng[w];
         if (w && n->sampler)
             net_worker_lists(n, &n->wk[w]);
-        if (w)
-            n->wk[w].pool_free = NONE32;
         n->wk[w].index = w;
         n->wk[w].wire = own_lines0(workers + 1, sizeof(struct net_wire)); /* written per event */
     }

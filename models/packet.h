@@ -34,7 +34,7 @@ enum { ECN_NOT_ECT = 0, ECN_ECT1 = 1, ECN_ECT0 = 2, ECN_CE = 3 };
 #define ROCE_UDP_DPORT   4791u
 
 struct packet {
-    uint32_t next;          /* pool link (queue or free list) */
+    uint32_t next;          /* queue link */
     uint32_t qp;            /* global QP index (sender side); PFC: unused */
     uint32_t psn;           /* 24-bit PSN (data: own PSN; ACK/NAK: acknowledged/expected) */
     uint32_t src, dst;      /* host indices (PFC: node that sent it) */
