@@ -282,14 +282,15 @@ struct pfc_row_ref {
     uint64_t seq;
 };
 
-/* What the events running on one thread write that other threads' events also write: one
- * per worker of a parallel run (models/net_parallel.c), one for a sequential run. Summed or
- * merged between windows, or at the end. */
+/* Packet indices, taken from the top (net_worker.free). */
 struct pkt_stack {
     uint32_t *v;
     uint32_t n, cap;
 };
 
+/* What the events running on one thread write that other threads' events also write: one
+ * per worker of a parallel run (models/net_parallel.c), one for a sequential run. Summed or
+ * merged between windows, or at the end. */
 struct net_worker {
     struct engine *eng;
     struct net_stats st;

@@ -69,8 +69,9 @@ static void *writer_main(void *data)
 
 /* A stream that starts its thread is a big one: the slots besides the first (the only one
  * its caller's own writes used) are faulted in with a call each rather than a fault per 4 KB
- * page on first use, several microseconds each on a virtual machine. Slots from the heap are often pages an earlier stream touched (then the call finds
- * them there). Only a hint: without it the pages fault in as they are used. */
+ * page on first use, several microseconds each on a virtual machine. Slots from the heap are
+ * often pages an earlier stream touched (then the call finds them there). Only a hint:
+ * without it the pages fault in as they are used. */
 static void populate_rest(struct async *a)
 {
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
