@@ -256,6 +256,7 @@ struct net_stats {
     uint64_t cnp_sent, cnp_handled;
     uint64_t retransmitted_packets, timeouts;
     uint64_t transfers_done;
+    uint64_t bytes_delivered;     /* payload taken in order (or placed) at responders, once per PSN */
 };
 
 struct sampler;
@@ -409,6 +410,7 @@ struct net {
     /* an MPI run (models/net_mpi.c): this process's rank of `ranks` (0 otherwise), and what
      * its sampler and PFC rows wait to hand to rank 0 */
     uint32_t rank, ranks;
+    uint64_t bytes_expected;      /* payload this process's hosts receive (net_work_done) */
     struct net_mpi *mpi;
     struct timer deadlock_timer;
     bool deadlocked;
@@ -463,6 +465,12 @@ void net_run(struct net *n);
  * message when it cannot be split so. net_run_workers then runs it (net_run for one). */
 gboolean net_set_workers(struct net *n, uint32_t workers, GError **err);
 void net_run_workers(struct net *n);
+/* For the progress line (engine_set_work_done): the payload delivered so far over what this
+ * process's hosts are to receive, or -1 when they receive nothing. */
+double net_work_done(void *ctx);
+/* Counts what they are to receive and installs net_work_done; net_run_workers calls it when
+ * the engine shows progress. */
+void net_progress_install(struct net *n);
 /* How a parallel run split the fabric (for summary.json); workers 1 for a sequential run. */
 struct net_partition_info {
     uint32_t workers, units, cut_links;

@@ -442,6 +442,7 @@ void net_run_mpi(struct net *n)
     g.ctx = n;
     g.interrupt = n->eng.interrupt;
     g.progress = n->eng.progress;
+    g.work_done = net_work_done;
     simtime_t last = engine_group_run(&g, n->sc->stop);
     net_self = NULL;
     /* the figures every rank agrees on */

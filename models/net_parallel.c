@@ -282,9 +282,33 @@ void net_partition_ran(struct net *n, uint64_t windows, const double *busy_s, do
     p->serial_s = serial_s;
 }
 
+double net_work_done(void *ctx)
+{
+    const struct net *n = ctx;
+    if (!n->bytes_expected)
+        return -1;
+    uint64_t got = 0;
+    for (uint32_t w = 0; w < n->nctx; w++)
+        got += n->wk[w].st.bytes_delivered;
+    return (double)got / (double)n->bytes_expected;
+}
+
+void net_progress_install(struct net *n)
+{
+    n->bytes_expected = 0;
+    for (uint32_t i = 0; i < schedule_count(n->sched); i++) {
+        const struct transfer *t = schedule_get(n->sched, i);
+        if (net_mine(n, n->hosts[t->dst].node))
+            n->bytes_expected += t->bytes;
+    }
+    engine_set_work_done(&n->eng, net_work_done, n);
+}
+
 void net_run_workers(struct net *n)
 {
     struct net_partition *p = n->part;
+    if (n->eng.progress) /* (a pass over every transfer: only on a terminal) */
+        net_progress_install(n);
     if (!p) {
         net_run(n);
         return;
@@ -324,6 +348,7 @@ void net_run_workers(struct net *n)
     g.ctx = n;
     g.interrupt = n->eng.interrupt;
     g.progress = n->eng.progress;
+    g.work_done = net_work_done;
     simtime_t last = engine_group_run(&g, sc->stop);
     net_self = NULL;
     net_partition_ran(n, g.windows, g.busy_s, g.serial_s);

@@ -576,6 +576,7 @@ static void responder_data(struct net *n, struct packet *pk)
     if (pk->psn == q->epsn) {
         q->epsn++;
         q->nak_sent = false;
+        net_st(n)->bytes_delivered += pk->payload;
         bool last = pk->flags & PKT_F_LAST;
         if (last)
             xfer_finished(n, pk->transfer);
@@ -647,6 +648,7 @@ static void responder_data_ooo(struct net *n, struct packet *pk, bool flag_ack)
             send_ack(n, q, pk, PKT_ACK, q->epsn - 1, false);
         return;
     }
+    net_st(n)->bytes_delivered += pk->payload;
     if (psn != q->epsn) {
         h->out_of_sequence++;
         ooo_set(o, q->epsn, psn);

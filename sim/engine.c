@@ -1,7 +1,7 @@
 #include "sim/engine.h"
 #include <glib.h>
 #include "sim/engine_group.h"
-#include <stdio.h>
+#include "sim/progress.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -700,17 +700,6 @@ simtime_t engine_next_time(struct engine *e)
     return e->far_min < t ? e->far_min : t;
 }
 
-static void show_progress(struct engine *e, double now_wall, double *last_wall, uint64_t *last_events)
-{
-    double dt = now_wall - *last_wall;
-    double rate = dt > 0 ? (double)(e->events - *last_events) / dt : 0;
-    double pct = e->stop != SIMTIME_NEVER && e->stop > 0 ? 100.0 * (double)e->now / (double)e->stop : 0;
-    fprintf(stderr, "\r  sim %10.3f us  %5.1f%% of stop  %6.2f M events/s  ",
-            (double)e->now / PS_PER_US, pct, rate / 1e6);
-    *last_wall = now_wall;
-    *last_events = e->events;
-}
-
 void engine_run(struct engine *e, simtime_t stop)
 {
     e->stop = stop;
@@ -718,9 +707,9 @@ void engine_run(struct engine *e, simtime_t stop)
     struct engine *outer = running;
     running = e;
     e->wall_start = engine_wall_seconds();
-    double last_wall = e->wall_start;
-    uint64_t last_events = e->events;
-    bool shown = false;
+    struct progress_line pl = { 0 };
+    if (e->progress)
+        progress_start(&pl, e->events);
     const struct event *top;
     struct bucket *from;
     /* e->stop, not `stop`: an event may bring the end forward (net.c: the last transfer) */
@@ -739,20 +728,20 @@ void engine_run(struct engine *e, simtime_t stop)
         e->events++;
         if ((e->events & 0xfff) == 0 && e->interrupt && *e->interrupt)
             break;
-        if (e->progress && (e->events & 0x3ffff) == 0) {
-            double w = engine_wall_seconds();
-            if (w - last_wall >= 0.25) {
-                show_progress(e, w, &last_wall, &last_events);
-                shown = true;
-            }
-        }
+        if (e->progress && (e->events & 0x3ffff) == 0 && progress_due(&pl))
+            progress_show(&pl, e->now, e->stop, e->work_done ? e->work_done(e->work_ctx) : -1, e->events, 1);
     }
     running = outer;
-    if (shown)
-        fprintf(stderr, "\r%72s\r", "");
+    progress_end(&pl);
 }
 
 void engine_halt(struct engine *e) { e->halted = true; }
+
+void engine_set_work_done(struct engine *e, double (*fn)(void *ctx), void *ctx)
+{
+    e->work_done = fn;
+    e->work_ctx = ctx;
+}
 
 void engine_set_prefetch(struct engine *e, void (*fn)(void *ctx, const struct event *up, uint32_t count), void *ctx)
 {

@@ -140,6 +140,9 @@ struct engine {
     /* optional: warms the caches for the events that run next (engine_set_prefetch) */
     void (*prefetch)(void *ctx, const struct event *up, uint32_t count);
     void *prefetch_ctx;
+    /* optional: the model's share of its work done, for the progress line (sim/progress.h) */
+    double (*work_done)(void *ctx);
+    void *work_ctx;
 } __attribute__((aligned(64))); /* an engine's lines are its own: each event writes `now`, `cur`
                                  * and bucket 0's head, and a parallel run's engines run on
                                  * different cores (allocate with g_aligned_alloc0) */
@@ -190,6 +193,9 @@ void engine_halt(struct engine *e);
  * chain a few events ahead, up to ENGINE_PREFETCH_DEPTH. Results do not depend on it. */
 #define ENGINE_PREFETCH_DEPTH 5
 void engine_set_prefetch(struct engine *e, void (*fn)(void *ctx, const struct event *up, uint32_t count), void *ctx);
+/* The share of the model's work done (0..1, negative when it cannot tell), which the
+ * progress line shows with the time left; called at most every quarter of a second. */
+void engine_set_work_done(struct engine *e, double (*fn)(void *ctx), void *ctx);
 /* The handler of a struct timer's events (it skips those of a timer moved since). */
 void timer_fire(void *ctx, uint64_t gen);
 /* For a prefetch hook: the timer an event fires, or NULL when it is not a timer's. */

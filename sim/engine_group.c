@@ -1,4 +1,5 @@
 #include "sim/engine_group.h"
+#include "sim/progress.h"
 #include "sim/mpi_comm.h"
 #include "sim/reserve.h"
 #include <glib.h>
@@ -63,11 +64,6 @@ static void barrier_wait(struct barrier *b, unsigned *local)
     }
 }
 
-struct progress {
-    double last;
-    bool shown;
-};
-
 struct run {
     struct engine_group *g;
     struct barrier bar;
@@ -75,7 +71,7 @@ struct run {
     simtime_t *next;           /* per worker: its next event's time, published each window */
     simtime_t gnext;           /* the global entity's next event */
     bool quit;
-    struct progress pr;
+    struct progress_line pr;
 };
 
 void engine_group_init(struct engine_group *g, struct engine **eng, uint32_t workers, const uint32_t *worker_of,
@@ -166,15 +162,22 @@ static void drain_into(struct engine_group *g, uint32_t w)
     }
 }
 
-static void show_progress(struct progress *pr, simtime_t now, simtime_t stop, uint32_t workers)
+/* Events run by every engine of a threaded run. */
+static uint64_t events_run(const struct engine_group *g)
 {
-    double w = engine_wall_seconds();
-    if (w - pr->last < 0.25)
-        return;
-    pr->last = w;
-    double pct = stop != SIMTIME_NEVER && stop ? 100.0 * (double)now / (double)stop : 0;
-    fprintf(stderr, "\r  sim %10.3f us  %5.1f%% of stop  %u workers  ", (double)now / PS_PER_US, pct, workers);
-    pr->shown = true;
+    uint64_t n = 0;
+    for (uint32_t w = 0; w <= g->workers; w++)
+        n += g->eng[w]->events;
+    return n;
+}
+
+/* The progress line after a window (a threaded run's workers wait at the barrier meanwhile,
+ * so their counts hold still; an MPI run has only its own, so it shows no event rate). */
+static void show_progress(const struct engine_group *g, struct progress_line *pl, simtime_t now, simtime_t stop)
+{
+    if (progress_due(pl))
+        progress_show(pl, now, stop, g->work_done ? g->work_done(g->ctx) : -1, g->mpi ? UINT64_MAX : events_run(g),
+                      g->workers);
 }
 
 /* The end of the window that starts at t0: a quantum less a picosecond later, at the global
@@ -207,7 +210,7 @@ static void serial_phase(struct run *r, simtime_t end)
     if (ge->halted || (g->interrupt && *g->interrupt))
         r->quit = true;
     if (g->progress)
-        show_progress(&r->pr, end, r->stop, g->workers);
+        show_progress(g, &r->pr, end, r->stop);
     if (g->enter)
         g->enter(g->ctx, 0);
 }
@@ -351,7 +354,9 @@ static simtime_t run_mpi(struct engine_group *g, simtime_t stop)
         send[d] = g_byte_array_new();
         recv[d] = g_byte_array_new();
     }
-    struct progress pr = { .last = engine_wall_seconds() };
+    struct progress_line pr = { 0 };
+    if (g->progress && self == 0)
+        progress_start(&pr, UINT64_MAX);
     simtime_t end = 0, gnext = engine_next_time(ge);
     bool first = true, halted = false;
     if (g->enter)
@@ -371,7 +376,7 @@ static simtime_t run_mpi(struct engine_group *g, simtime_t stop)
             gnext = engine_next_time(ge);
             halted = ge->halted;
             if (g->progress && self == 0)
-                show_progress(&pr, end, stop, P);
+                show_progress(g, &pr, end, stop);
             if (g->enter)
                 g->enter(g->ctx, self);
             g->serial_s += engine_wall_seconds() - t_serial;
@@ -398,8 +403,7 @@ static simtime_t run_mpi(struct engine_group *g, simtime_t stop)
         g->busy_s[self] += engine_wall_seconds() - t_run;
         g->windows++;
     }
-    if (pr.shown)
-        fprintf(stderr, "\r%72s\r", "");
+    progress_end(&pr);
     for (uint32_t d = 0; d < P; d++) {
         g_byte_array_free(send[d], TRUE);
         g_byte_array_free(recv[d], TRUE);
@@ -413,7 +417,9 @@ simtime_t engine_group_run(struct engine_group *g, simtime_t stop)
 {
     if (g->mpi)
         return run_mpi(g, stop);
-    struct run r = { .g = g, .stop = stop, .next = g_new(simtime_t, g->workers), .pr.last = engine_wall_seconds() };
+    struct run r = { .g = g, .stop = stop, .next = g_new(simtime_t, g->workers) };
+    if (g->progress)
+        progress_start(&r.pr, events_run(g));
     r.bar.n = g->workers;
     r.bar.oversubscribed = g->workers > (uint32_t)g_get_num_processors();
     r.gnext = engine_next_time(g->eng[g->workers]);
@@ -426,8 +432,7 @@ simtime_t engine_group_run(struct engine_group *g, simtime_t stop)
     worker_loop(&r, 0);
     for (uint32_t w = 1; w < g->workers; w++)
         g_thread_join(th[w]);
-    if (r.pr.shown)
-        fprintf(stderr, "\r%72s\r", "");
+    progress_end(&r.pr);
     simtime_t last = 0;
     for (uint32_t w = 0; w <= g->workers; w++)
         if (g->eng[w]->now > last)

@@ -58,6 +58,7 @@ struct engine_group {
     void (*unpack)(void *ctx, uint32_t from, const guint8 *data, size_t len);
     volatile sig_atomic_t *interrupt; /* stop soon after it becomes nonzero */
     bool progress;             /* progress on stderr */
+    double (*work_done)(void *ctx); /* optional, with ctx: see engine_set_work_done */
     uint64_t windows;          /* windows run (a figure for the summary) */
     double *busy_s;            /* per worker: wall seconds spent running its events */
     double serial_s;           /* wall seconds of the global entity's turns */
