@@ -279,8 +279,13 @@ demo: deps
 	./build/rocesim run scenarios/quickstart.ini -o results/quickstart
 
 bench: deps
-	@$(MAKE) -s --no-print-directory all
+	@$(MAKE) -s --no-print-directory all build/memlat
 	bench/run
+
+# the bench's machine probe: memory latency by region size (bench/memlat.c)
+build/memlat: bench/memlat.c
+	@mkdir -p build
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -O2 -o $@ $<
 
 clean:
 	rm -rf build

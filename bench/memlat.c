@@ -1,0 +1,88 @@
+/* make bench's machine probe: the latency of a load that depends on the one before (a chain
+ * through random cache lines of a region, as a packet's hop walks packet, port and QP), for
+ * regions from the level-2 cache's size to the footprint of bench/large.ini. The regions
+ * ask for transparent huge pages, as the simulator's big arrays do (sim/reserve.c). On a
+ * large fabric nearly every hop starts with loads from memory: a packet-hop cannot cost
+ * much less than the latency of the region its state fills unless the loads overlap (the
+ * prefetch hook in models/net.c), so these figures say what a machine's per-hop cost on the
+ * large cases is made of. Usage: memlat [MiB...] (default 1 8 64 1024); prints one line
+ * "MiB ns" per region. */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#define LINE 64
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t xorshift(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* Nanoseconds per load of a chain through every line of a region of `mib` MiB, in one
+ * random cycle (Sattolo's shuffle: a single cycle, so the chain never settles into a short
+ * loop the caches hold). */
+static double chain_ns(size_t mib)
+{
+    size_t bytes = mib << 20, lines = bytes / LINE;
+    char *a = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    uint32_t *order = malloc(lines * sizeof *order);
+    if (a == MAP_FAILED || !order) {
+        fprintf(stderr, "memlat: cannot map %zu MiB\n", mib);
+        exit(1);
+    }
+    (void)madvise(a, bytes, MADV_HUGEPAGE);
+    for (size_t i = 0; i < lines; i++)
+        order[i] = (uint32_t)i;
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    for (size_t i = lines - 1; i > 0; i--) {
+        size_t j = xorshift(&s) % i; /* Sattolo: j < i */
+        uint32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (size_t i = 0; i < lines; i++)
+        *(uint32_t *)(a + (size_t)order[i] * LINE) = order[(i + 1) % lines];
+    free(order);
+    /* one lap to settle the caches and TLBs, then time laps of at least 2 M loads */
+    uint32_t c = 0;
+    for (size_t i = 0; i < lines; i++)
+        c = *(volatile uint32_t *)(a + (size_t)c * LINE);
+    size_t loads = lines > 2000000 ? lines : 2000000;
+    double t0 = now_s();
+    for (size_t i = 0; i < loads; i++)
+        c = *(volatile uint32_t *)(a + (size_t)c * LINE);
+    double ns = (now_s() - t0) / (double)loads * 1e9;
+    munmap(a, bytes);
+    return ns;
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const def[] = { "1", "8", "64", "1024" };
+    int n = argc > 1 ? argc - 1 : 4;
+    for (int i = 0; i < n; i++) {
+        const char *arg = argc > 1 ? argv[i + 1] : def[i];
+        char *end;
+        unsigned long mib = strtoul(arg, &end, 10);
+        if (*end || mib == 0 || mib > 65536) {
+            fprintf(stderr, "memlat: region size '%s': expected MiB, 1 to 65536\n", arg);
+            return 2;
+        }
+        printf("%lu %.1f\n", mib, chain_ns(mib));
+        fflush(stdout);
+    }
+    return 0;
+}
