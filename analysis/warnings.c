@@ -211,6 +211,9 @@ void warnings_for_run(const struct net *n, simtime_t end, GPtrArray *out)
 {
     if (!end)
         return;
+    char *overcommit = net_buffer_warning(n->sc, n->topo); /* the configuration first */
+    if (overcommit)
+        g_ptr_array_add(out, overcommit);
     queue_above_kmax(n, end, out);
     bottleneck_idle(n, end, out);
     lossy_drops(n, out);

@@ -150,6 +150,10 @@ int cmd_check(int argc, char **argv)
         }
         g_hash_table_unref(seen);
     }
+    char *overcommit = net_buffer_warning(sc, t);
+    if (overcommit)
+        printf("# warning: %s\n", overcommit);
+    g_free(overcommit);
     /* the longest shortest path and its base RTT */
     uint32_t far = 0, fs = 0, fd = 0;
     longest_path(t, &far, &fs, &fd);

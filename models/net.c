@@ -9,6 +9,7 @@
 #include "sim/fastmod.h"
 #include "sim/radix.h"
 #include "sim/reserve.h"
+#include "sim/units.h"
 
 /* The ticks; what changed since the last one is listed per worker (struct net_worker): a
  * tick touches only those ports, QPs and hosts, instead of sweeping them all through the
@@ -671,6 +672,50 @@ uint64_t net_port_headroom(const struct scenario *sc, uint64_t rate, simtime_t d
     simtime_t prop = sc->cable_length_m >= 0 ? (simtime_t)(sc->cable_length_m * 5000.0) : delay;
     uint32_t max_frame = sc->mtu + ROCE_HDR_BYTES + ROCE_RETH_BYTES + ROCE_IMMDT_BYTES + WIRE_EXTRA_BYTES;
     return pfc_headroom_bytes(rate, prop, max_frame);
+}
+
+uint64_t net_switch_reserved(const struct scenario *sc, const struct topology *t, uint32_t node)
+{
+    /* mmu_init's sum: a reserve per (port, priority), and PFC headroom per lossless one */
+    uint64_t per_port = (uint64_t)NPRIO * sc->reserve, r = 0;
+    int lossless = sc->pfc ? __builtin_popcount(sc->lossless_mask) : 0;
+    const struct topo_node *nd = &t->nodes[node];
+    for (uint32_t k = 0; k < nd->nports; k++) {
+        const struct topo_port *p = &t->ports[nd->first_port + k];
+        r += per_port + (uint64_t)lossless * net_port_headroom(sc, p->rate_bps, p->delay_ps);
+    }
+    return r;
+}
+
+char *net_buffer_warning(const struct scenario *sc, const struct topology *t)
+{
+    uint32_t count = 0, worst = 0;
+    uint64_t worst_r = 0;
+    for (uint32_t node = t->nhosts; node < t->nnodes; node++) {
+        if (net_in_server(&t->nodes[node]))
+            continue; /* NVLink and PCIe switches: not the fabric's buffers */
+        uint64_t r = net_switch_reserved(sc, t, node);
+        if (r < sc->buffer)
+            continue;
+        if (!count++ || r > worst_r) {
+            worst = node;
+            worst_r = r;
+        }
+    }
+    if (!count)
+        return NULL;
+    char need[32], buf[32], res[32];
+    units_format_size(worst_r, need, sizeof need);
+    units_format_size(sc->buffer, buf, sizeof buf);
+    units_format_size(sc->reserve, res, sizeof res);
+    char *others = count > 1 ? g_strdup_printf(" (%u switches in all)", count) : g_strdup("");
+    char *w = g_strdup_printf("%s: the reserves and PFC headroom of its %u ports need %s, its buffer is %s%s: no "
+                              "shared buffer is left, so every lossless queue pauses its peer once past its %s "
+                              "reserve, and the switch holds more than its buffer could; raise [switch] buffer above "
+                              "%s, or lower [switch] headroom or reserve",
+                              t->nodes[worst].name, t->nodes[worst].nports, need, buf, others, res, need);
+    g_free(others);
+    return w;
 }
 
 struct qp_key {

@@ -9,6 +9,8 @@
  *   xon_offset 2000 B. */
 #include <string.h>
 #include "models/mmu.h"
+#include "models/net.h"
+#include "tests/test_fabric.h"
 #include "tests/testutil.h"
 
 #define LL 3 /* the lossless priority */
@@ -349,6 +351,31 @@ static void test_headroom_reference_example(void)
     CU_ASSERT_EQUAL(pfc_headroom_bytes(100000000000ull, 1500000, 9236) - 71632, 25000);
 }
 
+/* What `rocesim check` and the run's warning count as set apart (net_switch_reserved) is
+ * what the model set apart: buffer - shared_cap of every switch, with the headroom from the
+ * IEEE formula; and by hand with 100 KiB of headroom on incast16 (a leaf: 16 host ports and
+ * 2 uplinks, 18 x (8 x 4096 + 102400) = 2,433,024 B; a spine: 2 x 135,168 = 270,336 B). */
+static void test_reserved_matches_the_model(void)
+{
+    const char *auto_hr[] = { "switch.pfc=on", NULL };
+    struct test_fabric f = test_fabric_build(test_scenario_load("incast16.ini", auto_hr));
+    const struct topology *t = f.topo;
+    for (uint32_t node = t->nhosts; node < t->nnodes; node++) {
+        const struct mmu *m = &f.n->switches[node - t->nhosts].mmu;
+        CU_ASSERT(m->shared_cap > 0);
+        CU_ASSERT_EQUAL(net_switch_reserved(f.s, t, node), f.s->buffer - m->shared_cap);
+    }
+    CU_ASSERT_PTR_NULL(net_buffer_warning(f.s, t));
+    test_fabric_free(&f);
+    const char *fixed[] = { "switch.pfc=on", "switch.headroom=100KiB", NULL };
+    f = test_fabric_build(test_scenario_load("incast16.ini", fixed));
+    t = f.topo;
+    for (uint32_t node = t->nhosts; node < t->nnodes; node++)
+        CU_ASSERT_EQUAL(net_switch_reserved(f.s, t, node),
+                        !strncmp(t->nodes[node].name, "leaf", 4) ? 2433024ull : 270336ull);
+    test_fabric_free(&f);
+}
+
 static CU_TestInfo tests[] = {
     { "init: shared pool and thresholds", test_init_shared_cap },
     { "dynamic threshold trace", test_dynamic_trace },
@@ -362,6 +389,7 @@ static CU_TestInfo tests[] = {
     { "lossy drop at the egress limit", test_lossy_egress_limit },
     { "shared pool exhausted", test_pool_exhausted },
     { "headroom formula (models.md 3.3)", test_headroom_reference_example },
+    { "what check counts as set apart is what the model sets apart", test_reserved_matches_the_model },
     CU_TEST_INFO_NULL,
 };
 

@@ -7,7 +7,10 @@
  *  - scenarios/incast.ini: the receiver's port is 99% busy: no idle-bottleneck warning;
  *  - pfc-incast without CC: spine1's port toward leaf0 is paused about 66% of the run;
  *    with PFC off and a 1 MB buffer the same incast drops data on (now lossy) priority 3;
- *  - a single flow: none of them. */
+ *  - a single flow: none of them;
+ *  - incast16 with PFC on, 100 KiB of headroom and the default 4 KiB reserve: a leaf's 18
+ *    ports (16 hosts, 2 spines) set apart 18 x (8 x 4096 + 102400) = 2,433,024 B (2376 KiB),
+ *    a spine's 2 ports 270,336 B: a 2 MB buffer leaves both leaves no shared pool, 3 MB all. */
 #include <json-glib/json-glib.h>
 #include <string.h>
 #include "tests/testutil.h"
@@ -97,12 +100,29 @@ static void test_unfinished(void)
     g_free(w);
 }
 
+static void test_buffer_overcommitted(void)
+{
+    const char *small[] = { "--set", "switch.pfc=on", "--set", "switch.headroom=100KiB", "--set", "switch.buffer=2MB",
+                            NULL };
+    char *w = warnings_of("incast16.ini", small);
+    CU_ASSERT(has(w, "leaf0: the reserves and PFC headroom of its 18 ports need 2376KiB, its buffer is 2MB (2 switches "
+                     "in all): no shared buffer is left"));
+    CU_ASSERT(has(w, "raise [switch] buffer above 2376KiB"));
+    g_free(w);
+    const char *fits[] = { "--set", "switch.pfc=on", "--set", "switch.headroom=100KiB", "--set", "switch.buffer=3MB",
+                           NULL };
+    w = warnings_of("incast16.ini", fits);
+    CU_ASSERT_PTR_NULL(strstr(w, "no shared buffer"));
+    g_free(w);
+}
+
 static CU_TestInfo tests[] = {
     { "queue held far above Kmax", test_queue_above_kmax },
     { "bottleneck idle while CC holds its senders back", test_bottleneck_idle },
     { "drops on a lossy priority", test_lossy_drops },
     { "a link paused for a large share of the run", test_long_pause },
     { "transfers unfinished at stop", test_unfinished },
+    { "a switch whose reserves and headroom take its whole buffer", test_buffer_overcommitted },
     CU_TEST_INFO_NULL,
 };
 
