@@ -1,16 +1,19 @@
 #include "models/mmu.h"
 #include "sim/simtime.h"
 
+uint64_t mmu_set_apart(const struct mmu_config *cfg, uint32_t nports, uint64_t headroom_sum)
+{
+    uint64_t lossless = cfg->pfc ? (uint64_t)__builtin_popcount(cfg->lossless) : 0;
+    return (uint64_t)nports * MMU_NPRIO * cfg->reserve + lossless * headroom_sum;
+}
+
 void mmu_init(struct mmu *m, const struct mmu_config *cfg, struct mmu_port *ports, uint32_t nports)
 {
     m->cfg = *cfg;
-    uint64_t reserved = 0;
+    uint64_t headroom = 0;
     for (uint32_t i = 0; i < nports; i++)
-        for (int q = 0; q < MMU_NPRIO; q++) {
-            reserved += cfg->reserve;
-            if (cfg->pfc && (cfg->lossless & (1u << q)))
-                reserved += ports[i].headroom_size;
-        }
+        headroom += ports[i].headroom_size;
+    uint64_t reserved = mmu_set_apart(cfg, nports, headroom);
     m->shared_cap = cfg->buffer > reserved ? cfg->buffer - reserved : 0;
     m->shared_used = 0;
     m->used = 0;

@@ -45,6 +45,10 @@ struct mmu {
 
 enum mmu_verdict { MMU_ACCEPT = 0, MMU_DROP, MMU_DROP_LOSSLESS };
 
+/* The bytes a switch sets apart from its buffer: a reserve per (port, priority) and, with
+ * PFC, each port's headroom per lossless priority (`headroom_sum` over its `nports` ports);
+ * the rest is the shared pool. */
+uint64_t mmu_set_apart(const struct mmu_config *cfg, uint32_t nports, uint64_t headroom_sum);
 /* Sets up the switch-wide figures once all ports' headroom sizes are known. */
 void mmu_init(struct mmu *m, const struct mmu_config *cfg, struct mmu_port *ports, uint32_t nports);
 /* The PFC threshold on shared use for an ingress port. */

@@ -674,17 +674,24 @@ uint64_t net_port_headroom(const struct scenario *sc, uint64_t rate, simtime_t d
     return pfc_headroom_bytes(rate, prop, max_frame);
 }
 
+/* A switch's MMU settings, from [switch] (the same for every switch). */
+static struct mmu_config mmu_config_of(const struct scenario *sc)
+{
+    return (struct mmu_config){ .buffer = sc->buffer, .reserve = sc->reserve, .xon_offset = sc->xon_offset,
+                                .xoff_static = sc->xoff, .alpha = sc->pfc_alpha, .egress_alpha = sc->egress_alpha,
+                                .lossless = sc->lossless_mask, .pfc = sc->pfc };
+}
+
 uint64_t net_switch_reserved(const struct scenario *sc, const struct topology *t, uint32_t node)
 {
-    /* mmu_init's sum: a reserve per (port, priority), and PFC headroom per lossless one */
-    uint64_t per_port = (uint64_t)NPRIO * sc->reserve, r = 0;
-    int lossless = sc->pfc ? __builtin_popcount(sc->lossless_mask) : 0;
     const struct topo_node *nd = &t->nodes[node];
+    uint64_t headroom = 0;
     for (uint32_t k = 0; k < nd->nports; k++) {
         const struct topo_port *p = &t->ports[nd->first_port + k];
-        r += per_port + (uint64_t)lossless * net_port_headroom(sc, p->rate_bps, p->delay_ps);
+        headroom += net_port_headroom(sc, p->rate_bps, p->delay_ps);
     }
-    return r;
+    struct mmu_config mc = mmu_config_of(sc);
+    return mmu_set_apart(&mc, nd->nports, headroom);
 }
 
 char *net_buffer_warning(const struct scenario *sc, const struct topology *t)
@@ -861,9 +868,7 @@ static void build_switches(struct net *n)
         }
         w->hash_seed = (uint32_t)(w->node * HASH_SEED_MULT) ^ (uint32_t)sc->seed;
         w->no_ecn = topo->nodes[w->node].layer >= LAYER_GPU && topo->nodes[w->node].layer <= LAYER_NIC;
-        struct mmu_config mc = { .buffer = sc->buffer, .reserve = sc->reserve, .xon_offset = sc->xon_offset,
-                                 .xoff_static = sc->xoff, .alpha = sc->pfc_alpha, .egress_alpha = sc->egress_alpha,
-                                 .lossless = sc->lossless_mask, .pfc = sc->pfc };
+        struct mmu_config mc = mmu_config_of(sc);
         const struct topo_node *nd = &topo->nodes[w->node];
         /* mmu_init reads the ports' headroom sizes; gather them contiguously */
         struct mmu_port *mp = g_new0(struct mmu_port, nd->nports);

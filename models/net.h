@@ -503,8 +503,8 @@ static inline bool net_in_server(const struct topo_node *x)
 /* Headroom of a port for one lossless priority: [switch] headroom, or from the IEEE
  * bounds, the MTU and the cable (models.md 3.3). */
 uint64_t net_port_headroom(const struct scenario *sc, uint64_t rate, simtime_t delay);
-/* The bytes switch `node`'s reserves and PFC headroom set apart from its buffer (the sum
- * mmu_init makes); the buffer less this is its shared pool. */
+/* The bytes switch `node`'s reserves and PFC headroom set apart from its buffer
+ * (mmu_set_apart, as mmu_init counts them, from the topology alone: for rocesim check). */
 uint64_t net_switch_reserved(const struct scenario *sc, const struct topology *t, uint32_t node);
 /* A warning (g_free it) when some fabric switch's reserves and headroom take its whole buffer,
  * naming the one that needs the most and how many there are; NULL when none. */
