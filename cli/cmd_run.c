@@ -435,6 +435,7 @@ int run_scenario(const struct run_options *o)
         sample_writer_hooks(&sw, &hooks);
     else
         net_mpi_sink_hooks(&hooks);
+    hooks.flows = sel.flow;
     net_attach_sampler(n, &hooks);
     if (!open_captures(n, &rd, capture_refs, captures, &err))
         goto fail;

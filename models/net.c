@@ -436,7 +436,7 @@ void sampler_queue_changed(struct net *n, struct port_rt *p)
 void sampler_rate_changed(struct net *n, uint32_t qp)
 {
     struct qp_rt *q = &n->qps[qp];
-    if (q->rate_dirty || !n->sampler)
+    if (q->rate_dirty || q->rate_unsampled || !n->sampler)
         return;
     q->rate_dirty = true;
     struct net_idlist *l = &net_wk(n)->ls[LS_RATE_QPS];
@@ -603,6 +603,8 @@ void net_attach_sampler(struct net *n, const struct net_sample_hooks *h)
     n->hooks = *h;
     if (n->mpi) /* every rank's rows to rank 0's hooks (models/net_mpi.c) */
         net_mpi_wrap_hooks(n, &n->hooks);
+    for (uint32_t i = 0; h->flows && i < n->nqps; i++)
+        n->qps[i].rate_unsampled = !h->flows[i];
     if (n->sampler || (!h->queue && !h->rate && !h->counter))
         return;
     struct sampler *s = g_new0(struct sampler, 1);

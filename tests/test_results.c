@@ -146,6 +146,58 @@ static void test_run_writes_selected_ports(void)
     test_outdir_free(&o);
 }
 
+/* The rates of the selected flows only, and all of them: with sample_ports=host9 the flows
+ * crossing host 9's NIC port are its own QPs (test_port_list), and rates.csv holds exactly
+ * the rows of the every-port run whose flow is one of those, row for row. The model does not
+ * even list the other QPs' rate changes (net_sample_hooks.flows); a selected QP's rows must
+ * not change for it. */
+static void test_run_writes_selected_rates(void)
+{
+    struct fabric f = build(NULL);
+    gboolean mine[64] = { 0 };
+    CU_ASSERT_FATAL(f.n->nqps <= G_N_ELEMENTS(mine));
+    for (uint32_t q = 0; q < f.n->nqps; q++)
+        mine[q] = f.n->qps[q].src == 9;
+    fabric_free(&f);
+    struct test_outdir all = test_outdir_new(), one = test_outdir_new();
+    const char *every[] = { "--set", "output.sample_ports=all", NULL };
+    const char *host9[] = { "--set", "output.sample_ports=host9", NULL };
+    CU_ASSERT_EQUAL_FATAL(test_run_sim("results/select.ini", all.out, every), 0);
+    CU_ASSERT_EQUAL_FATAL(test_run_sim("results/select.ini", one.out, host9), 0);
+    GString *want = g_string_new(NULL), *got = g_string_new(NULL);
+    uint32_t others = 0;
+    const char *dirs[] = { all.out, one.out };
+    GString *into[] = { want, got };
+    for (int d = 0; d < 2; d++) {
+        char *path = g_build_filename(dirs[d], "rates.csv", NULL);
+        GError *err = NULL;
+        results_csv *c = results_csv_open(path, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        int r;
+        while ((r = results_csv_next(c, &err)) == 1) {
+            guint64 flow = g_ascii_strtoull(results_csv_field(c, 1), NULL, 10);
+            CU_ASSERT_FATAL(flow < G_N_ELEMENTS(mine));
+            if (!mine[flow]) {
+                CU_ASSERT_EQUAL(d, 0); /* another host's flow: only in the every-port run */
+                others++;
+                continue;
+            }
+            g_string_append_printf(into[d], "%s,%s,%s\n", results_csv_field(c, 0), results_csv_field(c, 1),
+                                   results_csv_field(c, 2));
+        }
+        CU_ASSERT_EQUAL(r, 0);
+        results_csv_close(c);
+        g_free(path);
+    }
+    CU_ASSERT(others > 0);
+    CU_ASSERT(want->len > 0);
+    CU_ASSERT_STRING_EQUAL(got->str, want->str);
+    g_string_free(want, TRUE);
+    g_string_free(got, TRUE);
+    test_outdir_free(&all);
+    test_outdir_free(&one);
+}
+
 /* compress = gzip: the time series are NAME.csv.gz (gzip magic 1f 8b), NAME.csv is absent,
  * and the reader plot and compare use (results_csv_open on NAME.csv, results_series_scan)
  * gives back every row of the uncompressed run, in order. */
@@ -250,6 +302,7 @@ static CU_TestInfo tests[] = {
     { "busiest:N by scheduled load (hand-built incast)", test_busiest_port },
     { "a list of ports, and auto on a small fabric", test_port_list },
     { "a run writes the selected ports' queue rows only", test_run_writes_selected_ports },
+    { "a run writes the selected flows' rate rows, the same as with every port", test_run_writes_selected_rates },
     { "gzip round trip through the results reader", test_gzip_round_trip },
     { "bad [output] values: file, key, value, expected; exit 2", test_bad_values },
     CU_TEST_INFO_NULL,
