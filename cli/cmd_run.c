@@ -433,9 +433,10 @@ int run_scenario(const struct run_options *o)
     struct net_sample_hooks hooks;
     if (writer)
         sample_writer_hooks(&sw, &hooks);
-    else
+    else {
         net_mpi_sink_hooks(&hooks);
-    hooks.flows = sel.flow;
+        hooks.flows = sel.flow; /* the other ranks list the flows rank 0's writer samples */
+    }
     net_attach_sampler(n, &hooks);
     if (!open_captures(n, &rd, capture_refs, captures, &err))
         goto fail;

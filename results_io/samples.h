@@ -25,7 +25,8 @@ struct sample_writer {
  * rows of counters.csv are written to w->counters by the caller, for every port. */
 gboolean sample_writer_open(struct sample_writer *w, const struct results_dir *rd, bool gzip,
                             const struct sample_selection *sel, GError **err);
-/* The hooks that write into w (pass to net_attach_sampler). */
+/* The hooks that write into w (pass to net_attach_sampler); they name the selected flows
+ * (.flows), so that the model hands over only their rates. */
 void sample_writer_hooks(struct sample_writer *w, struct net_sample_hooks *h);
 /* Closes every file still open; FALSE and *err on the first that failed. */
 gboolean sample_writer_close(struct sample_writer *w, GError **err);
