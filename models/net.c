@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 #include "models/memory.h"
-#include "sim/blocks.h"
+#include "sim/keymap.h"
 #include "sim/fastmod.h"
 #include "sim/radix.h"
 #include "sim/reserve.h"
@@ -731,44 +731,25 @@ struct qp_key {
     uint32_t src, dst, tag;
     uint32_t sub;              /* which of the connection's qps_per_connection QPs */
 };
+G_STATIC_ASSERT(sizeof(struct qp_key) == KEYMAP_KEY_BYTES);
 
 /* A QP found while scanning the transfers: its key and the priority of its first transfer. */
 struct qp_found {
     struct qp_key key;
     uint8_t prio;
 };
-static guint qp_key_hash(gconstpointer k)
-{
-    const struct qp_key *q = k;
-    return (q->src * 2654435761u) ^ (q->dst * 40503u) ^ (q->tag * 2246822519u) ^ (q->sub * 3266489917u);
-}
-static gboolean qp_key_eq(gconstpointer a, gconstpointer b)
-{
-    return memcmp(a, b, sizeof(struct qp_key)) == 0;
-}
-
-/* A copy of key for a table (sim/blocks.h: on a 4096-host AllToAll there are 16.8 M QPs,
- * and one allocation and free per key, then malloc consolidating them, were a sixth of
- * building the fabric). */
-static struct qp_key *key_keep(struct block_store *keys, const struct qp_key *k)
-{
-    struct qp_key *p = block_store_take(keys);
-    *p = *k;
-    return p;
-}
 
 /* The QP of `key`, created (in order of first use) if new. */
-static uint32_t qp_for(GHashTable *qpmap, struct block_store *keys, GArray *qpinit, const struct qp_key *key,
-                       uint8_t prio)
+static uint32_t qp_for(struct keymap *qpmap, GArray *qpinit, const struct qp_key *key, uint8_t prio)
 {
-    gpointer v;
-    if (g_hash_table_lookup_extended(qpmap, key, NULL, &v))
-        return GPOINTER_TO_UINT(v);
-    uint32_t id = qpinit->len;
-    struct qp_found f = { *key, prio };
-    g_array_append_val(qpinit, f);
-    g_hash_table_insert(qpmap, key_keep(keys, key), GUINT_TO_POINTER(id));
-    return id;
+    bool added;
+    uint32_t *id = keymap_get_or_add(qpmap, key, &added);
+    if (added) {
+        *id = qpinit->len;
+        struct qp_found f = { *key, prio };
+        g_array_append_val(qpinit, f);
+    }
+    return *id;
 }
 
 /* The pool's extent: a power of two of packets, at most what the memory limit holds (and
@@ -916,13 +897,14 @@ static GArray *build_transfers(struct net *n, GError **err)
     n->nxfers = schedule_count(sched);
     n->xfers = g_new0(struct xfer_rt, n->nxfers ? n->nxfers : 1);
     n->dep_off = g_new0(uint32_t, n->nxfers + 1);
-    struct block_store keys;
-    block_store_init(&keys, sizeof(struct qp_key), 65536);
-    GHashTable *qpmap = g_hash_table_new(qp_key_hash, qp_key_eq);
+    /* a QP per transfer at most, when every connection has one QP */
+    struct keymap qpmap;
+    keymap_init(&qpmap, n->nxfers);
     GArray *qpinit = g_array_new(FALSE, FALSE, sizeof(struct qp_found));
     /* multi-QP connections: messages seen per connection, and the per-QP parts of split
      * messages (kept after the schedule's transfers in n->xfers) */
-    GHashTable *conn_msgs = g_hash_table_new(qp_key_hash, qp_key_eq);
+    struct keymap conn_msgs;
+    keymap_init(&conn_msgs, 0);
     GArray *parts = g_array_new(FALSE, FALSE, sizeof(struct xfer_rt));
     GArray *part_bytes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     uint32_t nxfers_all = n->nxfers;
@@ -961,7 +943,7 @@ static GArray *build_transfers(struct net *n, GError **err)
             for (uint32_t k = 0; k * chunk < t->bytes; k++) {
                 uint64_t b = t->bytes - k * chunk < chunk ? t->bytes - k * chunk : chunk;
                 struct qp_key key = { t->src, t->dst, t->qp, k };
-                struct xfer_rt part = { .split = i, .next_on_qp = NONE32, .qp = qp_for(qpmap, &keys, qpinit, &key, t->prio),
+                struct xfer_rt part = { .split = i, .next_on_qp = NONE32, .qp = qp_for(&qpmap, qpinit, &key, t->prio),
                                         .npkts = (uint32_t)((b + sc->mtu - 1) / sc->mtu) };
                 g_array_append_val(parts, part);
                 g_array_append_val(part_bytes, b);
@@ -974,21 +956,16 @@ static GArray *build_transfers(struct net *n, GError **err)
         uint32_t sub = 0;
         if (nq > 1) {
             struct qp_key ck = { t->src, t->dst, t->qp, 0 };
-            gpointer kept, c;
-            uint32_t cnt = 0;
-            if (g_hash_table_lookup_extended(conn_msgs, &ck, &kept, &c))
-                cnt = GPOINTER_TO_UINT(c);
-            else
-                kept = key_keep(&keys, &ck);
-            sub = cnt % nq;
-            g_hash_table_insert(conn_msgs, kept, GUINT_TO_POINTER(cnt + 1));
+            bool added;
+            uint32_t *cnt = keymap_get_or_add(&conn_msgs, &ck, &added);
+            sub = *cnt % nq;
+            ++*cnt;
         }
         struct qp_key key = { t->src, t->dst, t->qp, sub };
-        x->qp = qp_for(qpmap, &keys, qpinit, &key, t->prio);
+        x->qp = qp_for(&qpmap, qpinit, &key, t->prio);
     }
-    g_hash_table_unref(qpmap);
-    g_hash_table_unref(conn_msgs);
-    block_store_clear(&keys);
+    keymap_clear(&qpmap);
+    keymap_clear(&conn_msgs);
     n->nparts = parts->len;
     if (parts->len) {
         n->xfers = g_renew(struct xfer_rt, n->xfers, nxfers_all);
@@ -998,9 +975,8 @@ static GArray *build_transfers(struct net *n, GError **err)
     n->part_bytes = (uint64_t *)(void *)g_array_free(part_bytes, FALSE);
     return qpinit;
 fail:
-    g_hash_table_unref(qpmap);
-    g_hash_table_unref(conn_msgs);
-    block_store_clear(&keys);
+    keymap_clear(&qpmap);
+    keymap_clear(&conn_msgs);
     g_array_free(parts, TRUE);
     g_array_free(part_bytes, TRUE);
     g_array_free(qpinit, TRUE);
