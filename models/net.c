@@ -896,6 +896,7 @@ static GArray *build_transfers(struct net *n, GError **err)
     const struct schedule *sched = n->sched;
     n->nxfers = schedule_count(sched);
     n->xfers = g_new0(struct xfer_rt, n->nxfers ? n->nxfers : 1);
+    huge_pages_hint(n->xfers, n->nxfers * sizeof *n->xfers); /* each message reads its transfer */
     n->dep_off = g_new0(uint32_t, n->nxfers + 1);
     /* a QP per transfer at most, when every connection has one QP */
     struct keymap qpmap;
@@ -1013,12 +1014,19 @@ static void build_qps(struct net *n, GArray *qpinit)
         for (uint32_t q = 0; q < n->nqps; q++)
             n->ooo[q].rx_msg = NONE32;
     }
+    /* the pacing heaps, one per host, in one array on huge pages: a packet sent sifts its
+     * QP through one, a cache line per level of a 1023-QP heap on bench/large.ini */
     uint32_t *per_host = g_new0(uint32_t, topo->nhosts);
     for (uint32_t q = 0; q < n->nqps; q++)
         per_host[g_array_index(qpinit, struct qp_found, q).key.src]++;
-    for (uint32_t h = 0; h < topo->nhosts; h++) {
+    uint64_t nheap = 0;
+    for (uint32_t h = 0; h < topo->nhosts; h++)
+        nheap += per_host[h] ? per_host[h] : 1;
+    n->pace_heaps = huge_array0(nheap, sizeof(struct pace_ent));
+    for (uint32_t h = 0, at = 0; h < topo->nhosts; h++) {
         n->hosts[h].heap_cap = per_host[h] ? per_host[h] : 1;
-        n->hosts[h].heap = g_new(struct pace_ent, n->hosts[h].heap_cap);
+        n->hosts[h].heap = n->pace_heaps + at;
+        at += n->hosts[h].heap_cap;
     }
     g_free(per_host);
     for (uint32_t q = 0; q < n->nqps; q++) {
@@ -1149,9 +1157,7 @@ void net_free(struct net *n)
             g_free(n->ports[i].hist);
     g_aligned_free(n->ports);
     g_aligned_free(n->switches);
-    if (n->hosts)
-        for (uint32_t h = 0; h < n->topo->nhosts; h++)
-            g_free(n->hosts[h].heap);
+    g_aligned_free(n->pace_heaps);
     g_free(n->hosts);
     for (uint32_t q = 0; n->ooo && q < n->nqps; q++)
         g_free(n->ooo[q].bits);

@@ -383,6 +383,7 @@ struct net {
     struct port_rt *ports;
     struct switch_rt *switches;   /* indexed by node - nhosts */
     struct host_rt *hosts;        /* indexed by node (hosts are 0..H-1) */
+    struct pace_ent *pace_heaps;  /* every host's pacing heap, one after another */
     struct qp_rt *qps;
     struct qp_resp *qresp;        /* the responders, same index */
     uint32_t nqps;

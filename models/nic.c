@@ -3,6 +3,7 @@
  * sequence errors, go-back-N, retransmission timeout, and the DCQCN notification point. */
 #include <math.h>
 #include "models/net.h"
+#include "sim/reserve.h"
 
 /* UDP source port from the QP numbers, as rdma-core/the kernel derive RoCEv2 entropy:
  * fl = fold20(lqpn * rqpn), sport = 0xC000 | (fl[13:0] ^ fl[19:14]). */
@@ -68,6 +69,7 @@ void nic_assign_cnp_slots(struct net *n)
     g_hash_table_unref(pairs);
     g_free(keys);
     n->cnp_last = g_new(simtime_t, nslots ? nslots : 1);
+    huge_pages_hint(n->cnp_last, (size_t)nslots * sizeof *n->cnp_last); /* read per ECN mark */
     for (uint32_t i = 0; i < nslots; i++)
         n->cnp_last[i] = SIMTIME_NEVER;
 }
@@ -111,6 +113,8 @@ static inline bool heap_less(const struct pace_ent *a, const struct pace_ent *b)
 static void heap_push(struct net *n, struct host_rt *h, uint32_t id)
 {
     struct pace_ent e = { n->qps[id].wake_at, id };
+    /* the heaps lie side by side in one array (net.c build_qps): no overflow into the next */
+    g_assert(h->heap_n < h->heap_cap);
     uint32_t i = h->heap_n++;
     while (i > 0) {
         uint32_t parent = (i - 1) / 2;

@@ -8,7 +8,7 @@
 
 /* A hint: without THP support (or under a sanitizer's allocator) the memory stays in 4 KB
  * pages and nothing else changes. */
-static void advise_huge(void *p, size_t bytes)
+void huge_pages_hint(void *p, size_t bytes)
 {
 #ifdef MADV_HUGEPAGE
     uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
@@ -28,7 +28,7 @@ void *reserve_array(size_t elem, uint64_t max)
     void *p = mmap(NULL, elem * max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return NULL;
-    advise_huge(p, elem * max);
+    huge_pages_hint(p, elem * max);
     return p;
 }
 
@@ -44,7 +44,7 @@ void *huge_array0(size_t n, size_t elem)
         n = 1;
     void *p = g_aligned_alloc(n, elem, 64); /* aborts like g_new when it cannot */
     /* before the first touch: a page touched in 4 KB stays 4 KB until khugepaged */
-    advise_huge(p, n * elem);
+    huge_pages_hint(p, n * elem);
     memset(p, 0, n * elem);
     return p;
 }

@@ -17,6 +17,11 @@ void reserve_release(void *base, size_t elem, uint64_t max);
  * page per access misses the TLB as well as the caches. Free with g_aligned_free(). */
 void *huge_array0(size_t n, size_t elem);
 
+/* Asks for transparent huge pages over the 2 MB-aligned part of [p, p + bytes): for a large
+ * array walked at random that comes from malloc (and may move when it grows). Only pages not
+ * yet touched become huge ones; a hint, without effect where the kernel has no THP. */
+void huge_pages_hint(void *p, size_t bytes);
+
 /* N zeroed elements of ELEM bytes on cache lines no other allocation shares (64-byte
  * aligned, rounded up to whole lines): for what one thread of a parallel run writes at every
  * event while another writes its neighbour. Free with g_aligned_free(). */
