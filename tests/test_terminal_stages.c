@@ -1,5 +1,6 @@
 /* `rocesim run` on a terminal says what it is doing while nothing else shows (building the
- * fabric, writing the results, drawing the plots), each on one line that it clears before the
+ * topology, the schedule and the fabric, choosing the sampled ports, writing the results,
+ * drawing the plots), each on one line that it clears before the
  * next text, and says nothing of it when stderr is not a terminal (the other suites run it
  * so) or with --quiet. The terminal is a pseudo-terminal (forkpty). */
 #include "tests/testutil.h"
@@ -37,14 +38,22 @@ static void test_stages_on_a_terminal(void)
     int rc;
     GString *out = run_on_pty(args, &rc);
     CU_ASSERT_EQUAL(rc, 0);
-    const char *build = strstr(out->str, "building the fabric");
+    /* the steps of building, in the order they run, each named */
+    const char *topo = strstr(out->str, "building the topology");
+    const char *sched = strstr(out->str, "building the schedule");
+    /* minimal.ini: 2 leaves of 8 hosts, an incast from 3 senders */
+    const char *build = strstr(out->str, "building the fabric: 16 hosts, the QPs of 3 transfers");
+    const char *ports = strstr(out->str, "choosing the ports to sample");
     const char *write = strstr(out->str, "writing the results");
     const char *summary = strstr(out->str, "results in ");
+    CU_ASSERT_PTR_NOT_NULL(topo);
+    CU_ASSERT_PTR_NOT_NULL(sched);
     CU_ASSERT_PTR_NOT_NULL(build);
+    CU_ASSERT_PTR_NOT_NULL(ports);
     CU_ASSERT_PTR_NOT_NULL(write);
     CU_ASSERT_PTR_NOT_NULL(summary);
-    if (build && write && summary) {
-        CU_ASSERT(build < write && write < summary);
+    if (topo && sched && build && ports && write && summary) {
+        CU_ASSERT(topo < sched && sched < build && build < ports && ports < write && write < summary);
         /* the line is cleared (carriage return, spaces, carriage return) before the summary */
         const char *clear = strstr(write, "\r    ");
         CU_ASSERT(clear && clear < summary);
