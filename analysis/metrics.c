@@ -104,6 +104,7 @@ const char *metrics_key_label(const char *key)
         { "packet_hops_per_s", "Packet hops per second" },
         { "sim_time_ns", "Simulated time" },
         { "wall_s", "Wall-clock time" },
+        { "setup_s", "Setup wall-clock time" },
         { "peak_rss_bytes", "Peak memory (RSS)" },
     };
     for (size_t i = 0; i < G_N_ELEMENTS(labels); i++)

@@ -159,10 +159,10 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
     printf("results in %s/\n", dir);
     /* the engine figures close the output: the line benchmarks and logs look for */
     printf("engine: %" G_GUINT64_FORMAT " events (%.2f M/s), %" G_GUINT64_FORMAT " packet-hops (%.2f M/s), "
-           "sim %s, wall %.2f s, output %.2f s (%.1f%% of the run and its writing), peak RSS %s\n",
+           "sim %s, wall %.2f s, output %.2f s (%.1f%% of the run and its writing), setup %.2f s, peak RSS %s\n",
            n->eng.events, fig->wall_s > 0 ? n->eng.events / fig->wall_s / 1e6 : 0, n->st.packet_hops,
            fig->wall_s > 0 ? n->st.packet_hops / fig->wall_s / 1e6 : 0, human_ns(fig->end / PS_PER_NS, a, sizeof a),
-           fig->wall_s, fig->output_s, 100 * fig->output_share, human_bytes(fig->peak_rss, c, sizeof c));
+           fig->wall_s, fig->output_s, 100 * fig->output_share, fig->setup_s, human_bytes(fig->peak_rss, c, sizeof c));
 }
 
 /* ---------- packet capture ([output] pcap) ---------- */
@@ -405,6 +405,7 @@ int run_scenario(const struct run_options *o)
         goto fail;
     /* one line a step: bench/scale-alltoall.ini's schedule, fabric and sampled ports take about
      * 10, 27 and 4 s (2026-12-05) */
+    double s0 = engine_wall_seconds(); /* the setup, for setup_s */
     show_stage(stages, "building the topology ...");
     if (!(topo = topology_build(sc, &err)))
         goto fail;
@@ -474,6 +475,7 @@ int run_scenario(const struct run_options *o)
 
     show_stage(stages, NULL); /* the engine's progress line takes over */
     double w0 = engine_wall_seconds();
+    fig.setup_s = w0 - s0;
     net_run_workers(n);
     if (interrupt_signal) /* in an MPI run, set on every rank when one was interrupted */
         goto interrupted;

@@ -48,6 +48,7 @@ struct run_figures {
     uint64_t fct_p50, fct_p99, fct_max, completion;
     double sd_p50, sd_p99, sd_max;
     double wall_s;                   /* the engine's run (sampling included) */
+    double setup_s;                  /* before the run: topology, schedule, fabric, sampled ports */
     double output_s;                 /* writing results: sampling ticks, rows, summary.json */
     double output_share;             /* output_s / (wall_s + the writing after the run) */
     double output_stream_s;          /* CPU time of the thread that wrote transfers.csv during the run */

@@ -159,6 +159,7 @@ gboolean summary_write_run(const struct results_dir *rd, const struct net *n, co
     outcome_json_dbl(b, "packet_hops_per_s", fig->wall_s > 0 ? (double)n->st.packet_hops / fig->wall_s : 0);
     outcome_json_int(b, "sim_time_ns", end / PS_PER_NS);
     outcome_json_dbl(b, "wall_s", fig->wall_s);
+    outcome_json_dbl(b, "setup_s", fig->setup_s);
     outcome_json_int(b, "peak_rss_bytes", fig->peak_rss);
     outcome_json_dbl(b, "output_s", fig->output_s);
     outcome_json_dbl(b, "output_share", fig->output_share);

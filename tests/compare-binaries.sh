@@ -45,7 +45,7 @@ p = sys.argv[1]
 s = json.load(open(p))
 e = s.get("engine", {})
 for k in list(e):
-    if k in ("wall_s", "events_per_s", "packet_hops_per_s", "peak_rss_bytes", "workers", "partition", "lookahead_ns") or k.startswith("output_"):
+    if k in ("wall_s", "setup_s", "events_per_s", "packet_hops_per_s", "peak_rss_bytes", "workers", "partition", "lookahead_ns") or k.startswith("output_"):
         del e[k]
 for k in ("sample_ports", "sample_scale", "compress"):
     s.get("scenario", {}).get("output", {}).pop(k, None)

@@ -26,7 +26,7 @@ static char *summary_masked(const char *dir, gint64 *workers, guint *parts, char
             *parts = json_array_get_length(json_object_get_array_member(p, "per_worker"));
             *transport = g_strdup(json_object_get_string_member(p, "transport"));
         }
-        static const char *const drop[] = { "wall_s", "events_per_s", "packet_hops_per_s", "peak_rss_bytes",
+        static const char *const drop[] = { "wall_s", "setup_s", "events_per_s", "packet_hops_per_s", "peak_rss_bytes",
                                             "output_s", "output_share", "output_stream_s", "workers", "partition" };
         for (size_t i = 0; i < G_N_ELEMENTS(drop); i++)
             if (json_object_has_member(e, drop[i]))

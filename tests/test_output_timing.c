@@ -1,5 +1,5 @@
-/* results_io/samples.c: the time a run spends writing its time series (engine.output_s and
- * output_share in summary.json) counts each moment once. A sampling tick is timed whole, and
+/* The time figures of summary.json's engine object. results_io/samples.c: the time a run
+ * spends writing its time series (engine.output_s and output_share) counts each moment once. A sampling tick is timed whole, and
  * the PFC rows it hands over inside it are part of it: timed again on their own they were
  * counted twice (the incast bench showed 10.3 % where 8.4 % was spent). The check: the
  * writer's total never exceeds the wall time around everything it timed. */
@@ -47,8 +47,35 @@ static void test_each_moment_counted_once(void)
     test_outdir_free(&d);
 }
 
+/* setup_s (building before the run) and wall_s (the run) are two spans of one process: each
+ * positive, and together no longer than the process took from outside. */
+static void test_setup_and_run_within_the_process(void)
+{
+    struct test_outdir d = test_outdir_new();
+    char *scen = test_data_path("minimal.ini");
+    const char *args[] = { "run", scen, "-o", d.out, NULL };
+    const char *extra[] = { "--no-plots", "--quiet", NULL };
+    gint64 t0 = g_get_monotonic_time();
+    CU_ASSERT_EQUAL_FATAL(test_rocesim(args, extra, NULL, NULL), 0);
+    double outside = (double)(g_get_monotonic_time() - t0) / 1e6;
+    char *sum = g_build_filename(d.out, "summary.json", NULL);
+    JsonParser *jp = json_parser_new();
+    CU_ASSERT_FATAL(json_parser_load_from_file(jp, sum, NULL));
+    JsonObject *e = json_object_get_object_member(json_node_get_object(json_parser_get_root(jp)), "engine");
+    CU_ASSERT_FATAL(e && json_object_has_member(e, "setup_s") && json_object_has_member(e, "wall_s"));
+    double setup = json_object_get_double_member(e, "setup_s"), wall = json_object_get_double_member(e, "wall_s");
+    CU_ASSERT(setup > 0);
+    CU_ASSERT(wall > 0);
+    CU_ASSERT(setup + wall <= outside);
+    g_object_unref(jp);
+    g_free(sum);
+    g_free(scen);
+    test_outdir_free(&d);
+}
+
 static CU_TestInfo tests[] = {
     { "sampling time: a tick's PFC rows are not counted twice", test_each_moment_counted_once },
+    { "setup and run: two spans inside the process's time", test_setup_and_run_within_the_process },
     CU_TEST_INFO_NULL,
 };
 
