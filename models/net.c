@@ -1020,15 +1020,16 @@ static void build_qps(struct net *n, GArray *qpinit)
     for (uint32_t q = 0; q < n->nqps; q++)
         per_host[g_array_index(qpinit, struct qp_found, q).key.src]++;
     uint64_t nheap = 0;
-    for (uint32_t h = 0; h < topo->nhosts; h++)
-        nheap += per_host[h] ? per_host[h] : 1;
+    for (uint32_t h = 0; h < topo->nhosts; h++) {
+        n->hosts[h].heap_cap = per_host[h] ? per_host[h] : 1;
+        nheap += n->hosts[h].heap_cap;
+    }
+    g_free(per_host);
     n->pace_heaps = huge_array0(nheap, sizeof(struct pace_ent));
     for (uint32_t h = 0, at = 0; h < topo->nhosts; h++) {
-        n->hosts[h].heap_cap = per_host[h] ? per_host[h] : 1;
         n->hosts[h].heap = n->pace_heaps + at;
         at += n->hosts[h].heap_cap;
     }
-    g_free(per_host);
     for (uint32_t q = 0; q < n->nqps; q++) {
         /* a QP sends on the priority of its first transfer (a QP has one service level) */
         const struct qp_found *f = &g_array_index(qpinit, struct qp_found, q);

@@ -30,9 +30,9 @@ static uint64_t key_hash(const uint32_t k[4])
 static void alloc_slots(struct keymap *m, uint64_t nslots)
 {
     m->slots = g_new(struct keymap_slot, nslots);
+    memset(m->slots, 0xff, nslots * sizeof *m->slots); /* every val KEYMAP_EMPTY */
     m->mask = nslots - 1;
     m->len = 0;
-    keymap_reset(m);
 }
 
 void keymap_init(struct keymap *m, uint64_t expect)
@@ -80,12 +80,6 @@ uint32_t *keymap_get_or_add(struct keymap *m, const void *key_bytes, bool *added
     s->val = 0;
     m->len++;
     return &s->val;
-}
-
-void keymap_reset(struct keymap *m)
-{
-    memset(m->slots, 0xff, (m->mask + 1) * sizeof *m->slots);
-    m->len = 0;
 }
 
 void keymap_clear(struct keymap *m)

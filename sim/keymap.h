@@ -28,8 +28,6 @@ void keymap_init(struct keymap *m, uint64_t expect);
  * which). The pointer is valid until the next call that adds a key; the value must stay below
  * KEYMAP_EMPTY. Padding in a key struct must be zeroed: the bytes are compared. */
 uint32_t *keymap_get_or_add(struct keymap *m, const void *key, bool *added);
-/* Every key removed; the slots are kept. */
-void keymap_reset(struct keymap *m);
 void keymap_clear(struct keymap *m);
 
 #endif

@@ -1,7 +1,7 @@
 /* sim/keymap.c: the map of 16-byte keys that numbers a fabric's QPs. What net_build relies on:
  * a key added once is found again with the value it was given, keys that differ in any one
  * word are different keys, nothing is lost when more keys come than were expected (the table
- * doubles), and a reset forgets every key. */
+ * doubles), and a value changed through its pointer stays changed. */
 #include "sim/keymap.h"
 #include "tests/testutil.h"
 
@@ -85,7 +85,7 @@ static void test_grows_past_expectation(void)
     keymap_clear(&m);
 }
 
-static void test_counts_in_place_and_reset(void)
+static void test_counts_in_place(void)
 {
     struct keymap m;
     keymap_init(&m, 4);
@@ -96,10 +96,7 @@ static void test_counts_in_place_and_reset(void)
     ++*keymap_get_or_add(&m, b, &added);
     CU_ASSERT_EQUAL(*keymap_get_or_add(&m, a, &added), 5);
     CU_ASSERT_EQUAL(*keymap_get_or_add(&m, b, &added), 1);
-    keymap_reset(&m);
-    CU_ASSERT_EQUAL(m.len, 0);
-    CU_ASSERT_EQUAL(*keymap_get_or_add(&m, a, &added), 0);
-    CU_ASSERT(added);
+    CU_ASSERT_EQUAL(m.len, 2);
     keymap_clear(&m);
 }
 
@@ -107,7 +104,7 @@ static CU_TestInfo tests[] = {
     { "a key is found again with its value", test_values_found_again },
     { "keys differing in any one word are different", test_every_word_counts },
     { "more keys than expected: the table doubles, nothing lost", test_grows_past_expectation },
-    { "values change in place; a reset forgets every key", test_counts_in_place_and_reset },
+    { "values change in place (a counter per key)", test_counts_in_place },
     CU_TEST_INFO_NULL,
 };
 
