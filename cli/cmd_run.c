@@ -326,14 +326,22 @@ static gboolean write_server_files(const struct net *n, struct results_dir *rd, 
 
 /* On a terminal, what the run does while nothing else shows: building a fabric of 16.8 M QPs
  * or writing a 1 GB transfers.csv takes tens of seconds. One line, overwritten, then cleared
- * (NULL) before anything else is printed. */
-static void show_stage(bool on, const char *what)
+ * (clear_stage) before anything else is printed. */
+static void G_GNUC_PRINTF(2, 3) show_stage(bool on, const char *fmt, ...)
 {
     if (!on)
         return;
-    if (what)
-        fprintf(stderr, "\r  %-68s", what);
-    else
+    char what[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\r  %-68s", what);
+}
+
+static void clear_stage(bool on)
+{
+    if (on)
         fprintf(stderr, "\r%72s\r", "");
 }
 
@@ -348,7 +356,7 @@ static gboolean draw_report(const struct run_options *o, const struct scenario *
     bool plots = !o->no_plots && sc->plots;
     show_stage(stages && plots, "drawing the plots ...");
     gboolean drawn = plots ? report_results(out, &warn, &perr) : report_write(out, &perr);
-    show_stage(stages && plots, NULL);
+    clear_stage(stages && plots);
     if (!drawn) {
         gboolean io = perr->domain == G_FILE_ERROR || (perr->domain == PLOT_ERROR && perr->code == PLOT_ERROR_IO);
         fprintf(stderr, "rocesim: %sreport not written: %s\n", io ? "" : "warning: ", perr->message);
@@ -412,10 +420,8 @@ int run_scenario(const struct run_options *o)
     show_stage(stages, "building the schedule ...");
     if (!(sched = workload_build_all(sc, topo, &err)))
         goto fail;
-    char *what = g_strdup_printf("building the fabric: %u hosts, the QPs of %u transfers ...", topo->nhosts,
-                                 schedule_count(sched));
-    show_stage(stages, what);
-    g_free(what);
+    show_stage(stages, "building the fabric: %u hosts, the QPs of %u transfers ...", topo->nhosts,
+               schedule_count(sched));
     if (!(n = net_build(sc, topo, sched, &err)))
         goto fail;
     show_stage(stages, "choosing the ports to sample ...");
@@ -473,7 +479,7 @@ int run_scenario(const struct run_options *o)
         }
     }
 
-    show_stage(stages, NULL); /* the engine's progress line takes over */
+    clear_stage(stages); /* the engine's progress line takes over */
     double w0 = engine_wall_seconds();
     fig.setup_s = w0 - s0;
     net_run_workers(n);
@@ -534,7 +540,7 @@ int run_scenario(const struct run_options *o)
     if (!results_commit(&rd, &err))
         goto fail;
     interrupt_release(); /* the folder is complete: a signal from here on just ends the process */
-    show_stage(stages, NULL);
+    clear_stage(stages);
     if (!o->quiet)
         print_summary(n, &fig, &sel, out);
     /* plots and the report come after the folder is in place */
@@ -545,11 +551,11 @@ int run_scenario(const struct run_options *o)
     rc = n->deadlocked ? 3 : 0;
     goto done;
 interrupted:
-    show_stage(stages, NULL);
+    clear_stage(stages);
     g_set_error(&err, G_FILE_ERROR, G_FILE_ERROR_INTR, "interrupted by %s: %s not written",
                 interrupt_name(interrupt_signal), out);
 fail:
-    show_stage(stages, NULL);
+    clear_stage(stages);
     if (!agreed) { /* the other ranks wait for this one's word before the run */
         agreed = true;
         bool root_ok;
@@ -558,7 +564,7 @@ fail:
             g_clear_error(&err); /* the same error, which rank 0 says */
     }
 quiet_fail:
-    show_stage(stages, NULL);
+    clear_stage(stages);
     outcome_stream_stop(xstream);
     xstream = NULL;
     outcome_rows_abort(xrows); /* no percentiles of 33 M FCTs for a run that failed */

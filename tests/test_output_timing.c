@@ -1,8 +1,9 @@
 /* The time figures of summary.json's engine object. results_io/samples.c: the time a run
- * spends writing its time series (engine.output_s and output_share) counts each moment once. A sampling tick is timed whole, and
- * the PFC rows it hands over inside it are part of it: timed again on their own they were
- * counted twice (the incast bench showed 10.3 % where 8.4 % was spent). The check: the
- * writer's total never exceeds the wall time around everything it timed. */
+ * spends writing its time series (engine.output_s and output_share) counts each moment once.
+ * A sampling tick is timed whole, and the PFC rows it hands over inside it are part of it:
+ * timed again on their own they were counted twice (the incast bench showed 10.3 % where
+ * 8.4 % was spent). The check: the writer's total never exceeds the wall time around
+ * everything it timed. And setup_s and wall_s, two spans of one process, fit inside it. */
 #include "results_io/samples.h"
 #include "tests/testutil.h"
 
