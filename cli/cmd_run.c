@@ -71,6 +71,39 @@ static const char *human(metrics_kind kind, double v, char *buf, size_t len)
 #define human_bytes(v, buf, len) human(METRICS_KIND_BYTES, (double)(v), buf, len)
 #define human_ns(v, buf, len) human(METRICS_KIND_TIME, (double)(v), buf, len)
 
+/* A parallel run's line: how long each worker ran events inside the windows and how long the
+ * global entity's turns took between them (summary.json's engine.partition), so that two
+ * ways of running one scenario (threads, MPI ranks) can be compared by their busy times. */
+static void print_workers(const struct net *n)
+{
+    struct net_partition_info p;
+    net_partition_describe(n, &p);
+    if (p.workers < 2 || !p.busy_s)
+        return;
+    char la[32];
+    uint64_t total = 0;
+    for (uint32_t w = 0; w < p.workers; w++)
+        total += p.load[w];
+    printf("  %-12s %u %s, %" G_GUINT64_FORMAT " windows of %s: inside them", "workers", p.workers,
+           p.ranks ? "MPI ranks" : "threads", p.windows, human_ns(p.lookahead_ps / PS_PER_NS, la, sizeof la));
+    if (p.workers <= 4) {
+        for (uint32_t w = 0; w < p.workers; w++)
+            printf("%s %.2f s", w ? (w + 1 == p.workers ? " and" : ",") : "", p.busy_s[w]);
+        printf(" (estimated load");
+        for (uint32_t w = 0; w < p.workers; w++)
+            printf("%s %.1f%%", w ? "," : "", total ? 100.0 * (double)p.load[w] / (double)total : 0);
+        printf(")");
+    } else {
+        double lo = p.busy_s[0], hi = p.busy_s[0];
+        for (uint32_t w = 1; w < p.workers; w++) {
+            lo = MIN(lo, p.busy_s[w]);
+            hi = MAX(hi, p.busy_s[w]);
+        }
+        printf(" %.2f-%.2f s a worker", lo, hi);
+    }
+    printf(", between them %.2f s\n", p.serial_s);
+}
+
 static void print_summary(const struct net *n, const struct run_figures *fig, const struct sample_selection *sel,
                           const char *dir)
 {
@@ -156,6 +189,7 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
                sel->port ? sel->nports : t->nports, t->nports, sc->sample_ports,
                units_format_time(sc->queue_sample, q, sizeof q), sel->scale, sc->compress ? ", gzip" : "");
     }
+    print_workers(n);
     printf("results in %s/\n", dir);
     /* the engine figures close the output: the line benchmarks and logs look for */
     printf("engine: %" G_GUINT64_FORMAT " events (%.2f M/s), %" G_GUINT64_FORMAT " packet-hops (%.2f M/s), "
