@@ -81,9 +81,6 @@ static void print_workers(const struct net *n)
     if (p.workers < 2 || !p.busy_s)
         return;
     char la[32];
-    uint64_t total = 0;
-    for (uint32_t w = 0; w < p.workers; w++)
-        total += p.load[w];
     printf("  %-12s %u %s, %" G_GUINT64_FORMAT " windows of %s: inside them", "workers", p.workers,
            p.ranks ? "MPI ranks" : "threads", p.windows, human_ns(p.lookahead_ps / PS_PER_NS, la, sizeof la));
     if (p.workers <= 4) {
@@ -91,7 +88,7 @@ static void print_workers(const struct net *n)
             printf("%s %.2f s", w ? (w + 1 == p.workers ? " and" : ",") : "", p.busy_s[w]);
         printf(" (estimated load");
         for (uint32_t w = 0; w < p.workers; w++)
-            printf("%s %.1f%%", w ? "," : "", total ? 100.0 * (double)p.load[w] / (double)total : 0);
+            printf("%s %.1f%%", w ? "," : "", 100.0 * net_partition_load_share(&p, w));
         printf(")");
     } else {
         double lo = p.busy_s[0], hi = p.busy_s[0];

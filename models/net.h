@@ -484,11 +484,17 @@ struct net_partition_info {
     uint64_t windows;
     simtime_t lookahead_ps;
     const uint64_t *load;      /* per worker: estimated packet-hops (sent and received) */
+    uint64_t load_total;       /* their sum */
     const uint32_t *nodes;     /* per worker: nodes */
     const double *busy_s;      /* per worker: wall seconds running events (NULL before the run) */
     double serial_s;           /* wall seconds of the global entity's turns between windows */
 };
 void net_partition_describe(const struct net *n, struct net_partition_info *out);
+/* Worker w's share of the estimated load (summary.json's load_share, the summary table's). */
+static inline double net_partition_load_share(const struct net_partition_info *p, uint32_t w)
+{
+    return p->load_total ? (double)p->load[w] / (double)p->load_total : 0;
+}
 void net_partition_free(struct net_partition *p);
 /* For both: the sampler's first ticks; the end figures, summed over workers. */
 void net_start_sampler(struct net *n);

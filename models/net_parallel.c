@@ -382,6 +382,8 @@ void net_partition_describe(const struct net *n, struct net_partition_info *out)
     out->cut_links = p->cut_links;
     out->windows = p->windows;
     out->load = p->load;
+    for (uint32_t w = 0; w < p->workers; w++)
+        out->load_total += p->load[w];
     out->nodes = p->nodes;
     out->busy_s = p->busy_s;
     out->serial_s = p->serial_s;

@@ -44,15 +44,12 @@ static void summary_partition(JsonBuilder *b, const struct net *n)
     outcome_json_int(b, "cut_links", p.cut_links);
     outcome_json_int(b, "windows", p.windows);
     outcome_json_dbl(b, "serial_s", p.serial_s);
-    uint64_t total = 0;
-    for (uint32_t w = 0; w < p.workers; w++)
-        total += p.load[w];
     json_builder_set_member_name(b, "per_worker");
     json_builder_begin_array(b);
     for (uint32_t w = 0; w < p.workers; w++) {
         json_builder_begin_object(b);
         outcome_json_int(b, "nodes", p.nodes[w]);
-        outcome_json_dbl(b, "load_share", total ? (double)p.load[w] / (double)total : 0);
+        outcome_json_dbl(b, "load_share", net_partition_load_share(&p, w));
         if (p.busy_s)
             outcome_json_dbl(b, "busy_s", p.busy_s[w]); /* the rest of the wall time: waiting */
         json_builder_end_object(b);
