@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs a 4-host replay in network namespaces: hosts h0..h3 on a bridge (in its own namespace),
-# HTB at 1 Gbit/s with a byte FIFO of FIFO bytes on every egress (hosts and bridge ports),
-# static ARP, addresses only inside the namespaces. Every rank runs in its host's namespace
+# HTB at 1 Gbit/s (RATE=100mbit: another rate) with a byte FIFO of FIFO bytes on every egress
+# (hosts and bridge ports), static ARP, addresses only inside the namespaces. Every rank runs in its host's namespace
 # with the launcher's variables set by hand (mpirun cannot place ranks in namespaces).
 #   replay-netns.sh ROCESIM SCHEDULE SCENARIO OUT FIFO_BYTES [extra replay options]
 # Exit: the status of rank 0 (77 when the namespaces cannot be made). Everything it creates is
@@ -10,6 +10,7 @@
 # with EACCES), as a lab host's firewall would; its TCP control connection is not touched.
 set -u
 ROCESIM=$1 SCHED=$2 SCEN=$3 OUT=$4 FIFO=$5
+RATE=${RATE:-1gbit}
 shift 5
 P=r12n$$
 WORK=$(mktemp -d)
@@ -58,7 +59,7 @@ for i in 0 1 2 3; do
         # tc's default burst here is 1375 bytes, less than one 4154-byte frame: HTB then waits
         # for its timer before every frame and each late wake-up is lost rate (measured 0.91
         # Gbit/s). 32 KB lets it catch up; backlogged, it still averages exactly 1 Gbit/s.
-        ip netns exec $ns tc class add dev $dev parent 1: classid 1:1 htb rate 1gbit ceil 1gbit \
+        ip netns exec $ns tc class add dev $dev parent 1: classid 1:1 htb rate "$RATE" ceil "$RATE" \
             burst 32k cburst 32k || exit 77
         ip netns exec $ns tc qdisc add dev $dev parent 1:1 handle 10: bfifo limit "$FIFO" || exit 77
     done
