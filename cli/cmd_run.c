@@ -17,6 +17,7 @@
 #include "analysis/plot.h"
 #include "analysis/report.h"
 #include "cli/commands.h"
+#include "sim/cpus.h"
 #include "sim/interrupt.h"
 #include "sim/mpi_comm.h"
 #include "results_io/counters.h"
@@ -460,7 +461,14 @@ int run_scenario(const struct run_options *o)
         goto fail;
     if (!(capture_refs = capture_ports(n, &err)) && err)
         goto fail;
-    if ((o->workers > 1 || mpi) && capture_refs && capture_refs->len) {
+    uint32_t workers = o->workers;
+    if (o->workers_auto && !mpi) {
+        /* a capture writes one file in time order: one worker (asked for by number, refused) */
+        uint32_t cpus = cpus_available();
+        uint32_t fit = capture_refs && capture_refs->len ? 1 : net_workers_possible(n);
+        workers = MIN(MIN(cpus, fit), RUN_MAX_WORKERS);
+    }
+    if ((workers > 1 || mpi) && capture_refs && capture_refs->len) {
         if (mpi)
             g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                         "%s: [output] pcap: packet capture runs in one process only; run it without mpirun or "
@@ -468,10 +476,10 @@ int run_scenario(const struct run_options *o)
         else
             g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
                         "%s: [output] pcap: packet capture runs on one worker only; drop --workers %u or the capture",
-                        sc->path, o->workers);
+                        sc->path, workers);
         goto fail;
     }
-    if (mpi ? !net_set_mpi(n, o->rank, o->ranks, &err) : !net_set_workers(n, o->workers, &err))
+    if (mpi ? !net_set_mpi(n, o->rank, o->ranks, &err) : !net_set_workers(n, workers, &err))
         goto fail;
     sample_selection_apply_scale(&sel, sc);
     rc = 1;
@@ -645,7 +653,8 @@ static gboolean parse_common(int *argc, char ***argv, const char *usage, const c
         { "max-memory", 0, 0, G_OPTION_ARG_STRING, &o->max_memory,
           "Refuse a scenario estimated to need more memory (default: this machine's)", "SIZE" },
         { "workers", 'j', 0, G_OPTION_ARG_STRING, &o->workers_s,
-          "Simulate on N threads, with results identical to one (default 1)", "N" },
+          "Simulate on N threads, with results identical to one (default 1; auto: one per CPU this "
+          "process may use, as many as the fabric splits into)", "N|auto" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
     };
     GOptionContext *ctx = g_option_context_new(usage);
@@ -664,12 +673,15 @@ static gboolean parse_common(int *argc, char ***argv, const char *usage, const c
     o->scenario = (*argv)[1];
     if (!run_set_max_memory(o->max_memory, err))
         return FALSE;
-    if (o->workers_s) {
+    if (o->workers_s && !strcmp(o->workers_s, "auto")) {
+        o->workers_auto = TRUE;
+    } else if (o->workers_s) {
         char *end;
         guint64 w = g_ascii_strtoull(o->workers_s, &end, 10);
         if (!*o->workers_s || *end || w < 1 || w > RUN_MAX_WORKERS) {
             g_set_error(err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--workers '%s': expected a whole number from 1 to %d", o->workers_s, RUN_MAX_WORKERS);
+                        "--workers '%s': expected a whole number from 1 to %d, or auto", o->workers_s,
+                        RUN_MAX_WORKERS);
             return FALSE;
         }
         o->workers = (uint32_t)w;
@@ -729,10 +741,10 @@ int cmd_run(int argc, char **argv)
     }
     int rc = 2;
     if (!parse_common(&argc, &argv, "SCENARIO", "Simulate a scenario and write a results folder.", NULL, &o, &err)) {
-    } else if (ranks > 1 && o.workers > 1) {
+    } else if (ranks > 1 && (o.workers > 1 || o.workers_auto)) {
         g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                    "--workers %u under mpirun: an MPI run has one worker per rank; drop --workers or mpirun",
-                    o.workers);
+                    "--workers %s under mpirun: an MPI run has one worker per rank; drop --workers or mpirun",
+                    o.workers_s);
     } else {
         o.rank = (uint32_t)rank;
         o.ranks = ranks > 1 ? (uint32_t)ranks : 0;

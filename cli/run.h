@@ -18,6 +18,7 @@ struct run_options {
     char *max_memory;         /* --max-memory SIZE: refuse scenarios estimated to need more */
     char *workers_s;          /* --workers N as given */
     uint32_t workers;         /* threads that run the simulation (0 or 1: one) */
+    gboolean workers_auto;    /* --workers auto: the CPUs this process may use, as the fabric allows */
     uint32_t rank, ranks;     /* started by mpirun: this process's rank of `ranks` (else 0, 0) */
 };
 

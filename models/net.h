@@ -470,6 +470,9 @@ void net_run(struct net *n);
  * the fabric (after net_build, before the sampler and captures are attached); FALSE with a
  * message when it cannot be split so. net_run_workers then runs it (net_run for one). */
 gboolean net_set_workers(struct net *n, uint32_t workers, GError **err);
+/* The most workers net_set_workers accepts for this fabric: one per group of nodes that must
+ * share a worker (a server's), or 1 when the deadlock check is shorter than the lookahead. */
+uint32_t net_workers_possible(const struct net *n);
 void net_run_workers(struct net *n);
 /* For the progress line (engine_set_work_done): the payload delivered so far over what this
  * process's hosts are to receive, or -1 when they receive nothing. */

@@ -65,18 +65,38 @@ static void add_hop(void *ctx, uint32_t port)
     c->load[p->peer_node] += c->pkts * (p->peer_node < H ? HOST_HOP_WEIGHT : 1);      /* received */
 }
 
-struct net_partition *net_partition_make(const struct net *n, uint32_t workers, GError **err)
+/* Per node, a link toward the root of its group: the nodes of one server, which must share a
+ * worker (g_free it). */
+static uint32_t *server_groups(const struct topology *t)
 {
-    const struct topology *t = n->topo;
-    uint32_t N = t->nnodes;
-    uint32_t *up = g_new(uint32_t, N);
-    for (uint32_t i = 0; i < N; i++)
+    uint32_t *up = g_new(uint32_t, t->nnodes);
+    for (uint32_t i = 0; i < t->nnodes; i++)
         up[i] = i;
     for (uint32_t i = 0; i < t->nports; i++) {
         uint32_t a = t->ports[i].node, b = t->ports[t->ports[i].peer].node;
         if (net_same_server(t, a, b))
             uf_join(up, a, b);
     }
+    return up;
+}
+
+uint32_t net_workers_possible(const struct net *n)
+{
+    const struct scenario *sc = n->sc;
+    if (sc->pfc && sc->deadlock_threshold && sc->deadlock_threshold < n->quantum)
+        return 1; /* net_set_workers refuses more */
+    uint32_t *up = server_groups(n->topo), units = 0;
+    for (uint32_t i = 0; i < n->topo->nnodes; i++)
+        units += uf_find(up, i) == i;
+    g_free(up);
+    return units;
+}
+
+struct net_partition *net_partition_make(const struct net *n, uint32_t workers, GError **err)
+{
+    const struct topology *t = n->topo;
+    uint32_t N = t->nnodes;
+    uint32_t *up = server_groups(t);
     /* the work of each node: the packets of every QP along its ECMP path, sent and received */
     uint64_t *load = g_new0(uint64_t, N);
     uint64_t *qb = g_new0(uint64_t, n->nqps ? n->nqps : 1);
@@ -263,7 +283,7 @@ gboolean net_set_workers(struct net *n, uint32_t workers, GError **err)
     const struct scenario *sc = n->sc;
     if (sc->pfc && sc->deadlock_threshold && sc->deadlock_threshold < n->quantum) {
         g_set_error(err, SCENARIO_ERROR, 2,
-                    "%s: [pfc] deadlock_threshold (%" G_GUINT64_FORMAT " ps) is shorter than the lookahead of "
+                    "%s: [switch] deadlock_threshold (%" G_GUINT64_FORMAT " ps) is shorter than the lookahead of "
                     "a parallel run (the shortest link delay, %" G_GUINT64_FORMAT " ps); %s",
                     sc->path, sc->deadlock_threshold, n->quantum,
                     n->ranks > 1 ? "run it without mpirun" : "use --workers 1");

@@ -1,4 +1,5 @@
 #include "sim/engine_group.h"
+#include "sim/cpus.h"
 #include "sim/progress.h"
 #include "sim/mpi_comm.h"
 #include "sim/reserve.h"
@@ -421,7 +422,7 @@ simtime_t engine_group_run(struct engine_group *g, simtime_t stop)
     if (g->progress)
         progress_start(&r.pr, events_run(g));
     r.bar.n = g->workers;
-    r.bar.oversubscribed = g->workers > (uint32_t)g_get_num_processors();
+    r.bar.oversubscribed = g->workers > cpus_available();
     r.gnext = engine_next_time(g->eng[g->workers]);
     struct thread_arg *args = g_new(struct thread_arg, g->workers);
     GThread **th = g_new0(GThread *, g->workers);

@@ -136,6 +136,7 @@ static void test_refusals(void)
 {
     expect_refused("routing/link-down.ini", "--set scenario.stop=1ms", "packet capture runs in one process only");
     expect_refused("minimal.ini", "--workers 2", "--workers 2 under mpirun: an MPI run has one worker per rank");
+    expect_refused("minimal.ini", "--workers auto", "--workers auto under mpirun: an MPI run has one worker per rank");
     expect_refused("minimal.ini", "--set nic.receiver=ooo-place", "an MPI run cannot split it");
     expect_refused("no-such-scenario.ini", NULL, "no-such-scenario.ini: cannot read the scenario");
 }
@@ -209,7 +210,7 @@ static CU_TestInfo tests[] = {
     { "link down and route convergence: identical on 2 and 3 ranks", test_link_fault },
     { "HPCC with INT stacks: identical on 2 and 3 ranks", test_hpcc_int_stacks },
     { "PFC deadlock halts every rank: exit 3, identical", test_deadlock },
-    { "pcap, --workers, ooo-place and a missing file under mpirun: exit 2", test_refusals },
+    { "pcap, --workers (a number or auto), ooo-place and a missing file under mpirun: exit 2", test_refusals },
     { "rank 0 refusing the output folder ends every rank", test_rank0_refusal_ends_all },
     { "the memory limit counts every rank on the machine", test_memory_counts_every_rank },
     CU_TEST_INFO_NULL,

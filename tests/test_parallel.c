@@ -5,6 +5,8 @@
  * may differ only in its "engine" object's wall-clock figures, "workers" and "partition".
  * Bad --workers values and what cannot run on several workers are refused with exit 2. The
  * summary table's workers line shows what summary.json's partition holds. */
+#define _GNU_SOURCE
+#include <sched.h>
 #include "tests/same_results.h"
 #include "tests/test_fabric.h"
 
@@ -269,6 +271,65 @@ static void test_workers_line(void)
     }
 }
 
+/* `--workers auto` on `rel` with `extra` options, under `taskset -c CPUS` when cpus is not
+ * NULL: exit 0 and the workers summary.json reports. */
+static gint64 auto_workers(const char *rel, const char *out, const char *cpus, const char *extra)
+{
+    char *path = test_data_path(rel);
+    char *pin = cpus ? g_strdup_printf("taskset -c %s ", cpus) : g_strdup("");
+    char *cmd = g_strdup_printf("%s'%s' run '%s' -o '%s' -q --no-plots --workers auto %s 2>&1", pin,
+                                test_rocesim_bin(), path, out, extra ? extra : "");
+    char *log = NULL;
+    int rc = test_run(cmd, &log);
+    CU_ASSERT_EQUAL(rc, 0);
+    if (rc)
+        fprintf(stderr, "\n  %s: exit %d\n%s\n", cmd, rc, log ? log : "");
+    gint64 w = 0;
+    guint parts = 0;
+    char *tn = NULL;
+    g_free(summary_masked(out, &w, &parts, &tn));
+    /* one worker has no partition; more have one part each, on threads */
+    CU_ASSERT_EQUAL(parts, w > 1 ? (guint)w : 0);
+    g_free(tn);
+    g_free(log);
+    g_free(cmd);
+    g_free(pin);
+    g_free(path);
+    return w;
+}
+
+/* --workers auto: one worker per CPU the process may use (its affinity, as taskset sets it),
+ * at most one per node group, one where the run needs a single worker; the same results. */
+static void test_workers_auto(void)
+{
+    struct test_outdir one = test_outdir_new(), pinned = test_outdir_new(), all = test_outdir_new();
+    const char *const none[] = { NULL };
+    CU_ASSERT_EQUAL_FATAL(test_run_sim_rc("incast16.ini", one.out, none), 0);
+    /* one CPU: one worker, as sequential */
+    CU_ASSERT_EQUAL(auto_workers("incast16.ini", pinned.out, "0", NULL), 1);
+    CU_ASSERT(compare_tree(one.out, pinned.out, "") >= 5);
+    /* every CPU: incast16 has 2 leaves, 2 spines and 32 hosts, 36 nodes and no server, so up
+     * to 36 workers */
+    cpu_set_t set;
+    CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof set, &set), 0);
+    gint64 want = MIN((gint64)CPU_COUNT(&set), 36);
+    CU_ASSERT_EQUAL(auto_workers("incast16.ini", all.out, NULL, NULL), want);
+    CU_ASSERT(compare_tree(one.out, all.out, "") >= 5);
+    test_outdir_free(&one);
+    test_outdir_free(&pinned);
+    test_outdir_free(&all);
+    /* a packet capture, or a deadlock check shorter than the 1 us lookahead: one worker (where
+     * --workers 2 is refused), not an error */
+    struct test_outdir cap = test_outdir_new(), dl = test_outdir_new();
+    CU_ASSERT_EQUAL(auto_workers("routing/link-down.ini", cap.out, NULL, "--set scenario.stop=2ms"), 1);
+    char *pcap = g_build_filename(cap.out, "leaf0-5.pcap", NULL); /* its [output] pcap = leaf0:5 */
+    CU_ASSERT(g_file_test(pcap, G_FILE_TEST_IS_REGULAR));
+    g_free(pcap);
+    CU_ASSERT_EQUAL(auto_workers("minimal.ini", dl.out, NULL, "--set switch.deadlock_threshold=500ns"), 1);
+    test_outdir_free(&cap);
+    test_outdir_free(&dl);
+}
+
 static CU_TestInfo tests[] = {
     { "incast with PFC storms: identical on 1, 2, 3 workers", test_incast_pfc_storm },
     { "ring AllReduce with dependencies: identical on 1, 2, 3 workers", test_collective_with_dependencies },
@@ -281,6 +342,7 @@ static CU_TestInfo tests[] = {
     { "more workers than parts: exit 2", test_too_many_workers_refused },
     { "packet capture with --workers 2: exit 2", test_capture_needs_one_worker },
     { "the summary's workers line agrees with summary.json", test_workers_line },
+    { "--workers auto: the CPUs the process may use, as the fabric allows", test_workers_auto },
     CU_TEST_INFO_NULL,
 };
 

@@ -8,6 +8,7 @@
 #include "results_io/csv.h"
 #include "results_io/folder.h"
 #include "models/scenario.h"
+#include "sim/cpus.h"
 
 G_DEFINE_QUARK(rocesim-sweep-error, sweep_error)
 
@@ -33,13 +34,7 @@ static void point_free(gpointer ptr)
 
 guint sweep_default_jobs(const struct mpi_split *m)
 {
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    if (online < 1)
-        online = 1;
-    long n = online;
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        n = CPU_COUNT(&set);
+    long online = cpus_online(), n = cpus_available();
     /* ranks that were not bound to cores share the host's cores */
     if (n >= online && m && m->local_size > 1)
         n = online / m->local_size;
