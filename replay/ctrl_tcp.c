@@ -142,6 +142,21 @@ static gboolean take(struct conn *k, struct hdr *h, GBytes **payload)
 
 static int peer_rank(const struct ctrl *c, int i) { return c->rank == 0 ? i : 0; }
 
+/* Whether k's buffer starts with a whole run-phase message (ABORT, DONE, FIN) or with
+ * garbage, which take() deals with. A message of another kind (rank 0's first clock PING
+ * after its FIN, say) stays in the buffer for the wait_msg that asks for it: ctrl_next used
+ * to take and drop it, and the rank then waited for that PING until the deadline. */
+static gboolean run_phase_next(const struct conn *k)
+{
+    struct hdr h;
+    if (k->in->len < sizeof h)
+        return FALSE;
+    memcpy(&h, k->in->data, sizeof h);
+    if (h.len > MAX_MSG)
+        return TRUE;
+    return k->in->len >= sizeof h + h.len && (h.type == M_ABORT || h.type == M_DONE || h.type == M_FIN);
+}
+
 /* Turns a run-phase message into a ctrl_msg; FALSE for a message of another kind. */
 static gboolean as_event(const struct hdr *h, GBytes *p, struct ctrl_msg *m)
 {
@@ -465,7 +480,7 @@ gboolean ctrl_next(struct ctrl *c, struct ctrl_msg *msg)
         gboolean alive = pump(k);
         struct hdr h;
         GBytes *p;
-        while (take(k, &h, &p)) {
+        while (run_phase_next(k) && take(k, &h, &p)) {
             struct ctrl_msg e;
             if (as_event(&h, p, &e))
                 g_queue_push_tail(&c->pending, g_memdup2(&e, sizeof e));

@@ -573,6 +573,9 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
     }
 
     gboolean complete = !aborting && !r.abort_reason;
+    /* the drift estimate gets the same time as the setup's exchanges, from now: bounded by
+     * the setup's deadline, it failed at once after any run longer than that */
+    ctrl_set_deadline(r.ctrl, ctrl_now_ns() + MAX(c->timeout_ns, 5000000000LL));
     if (c->rank == 0) {
         /* drift: a second estimate after the run; one that failed part way is not used */
         gboolean drift = complete && ctrl_clock_offsets(r.ctrl, CLOCK_SAMPLES, off2, half2, at2, NULL);

@@ -440,8 +440,30 @@ static char *summary_str(const char *dir, const char *obj, const char *key)
     return v ? v : g_strdup("");
 }
 
+/* Hosts of summary.json's replay.hosts with a clock offset measured after the run too (the
+ * drift estimate), and, in *hosts, how many hosts it lists. */
+static int hosts_with_drift(const char *dir, int *hosts)
+{
+    char *p = g_build_filename(dir, "summary.json", NULL);
+    JsonParser *jp = json_parser_new();
+    int n = 0;
+    *hosts = 0;
+    if (json_parser_load_from_file(jp, p, NULL)) {
+        JsonObject *o = json_object_get_object_member(json_node_get_object(json_parser_get_root(jp)), "replay");
+        JsonArray *a = o && json_object_has_member(o, "hosts") ? json_object_get_array_member(o, "hosts") : NULL;
+        for (guint i = 0; a && i < json_array_get_length(a); i++) {
+            (*hosts)++;
+            n += json_object_has_member(json_array_get_object_element(a, i), "clock_offset_after_ns");
+        }
+    }
+    g_object_unref(jp);
+    g_free(p);
+    return n;
+}
+
 /* Every transfer completed, none started before its dependencies allowed (up to the clock
- * uncertainty the replay reports), and the bytes that landed are the bytes scheduled. */
+ * uncertainty the replay reports), the bytes that landed are the bytes scheduled, and the
+ * clocks were measured again after the run on every host. */
 static void check_complete_replay(const char *sched_path, const char *lab)
 {
     GError *e = NULL;
@@ -484,6 +506,11 @@ static void check_complete_replay(const char *sched_path, const char *lab)
     char *st = summary_str(lab, "replay", "status");
     CU_ASSERT_STRING_EQUAL(st, "complete");
     g_free(st);
+    int hosts = 0, drift = hosts_with_drift(lab, &hosts);
+    CU_ASSERT(hosts > 0);
+    CU_ASSERT_EQUAL(drift, hosts);
+    if (drift != hosts)
+        fprintf(stderr, "\n  the clocks were measured again after the run on %d of %d hosts\n", drift, hosts);
     g_free(memo);
     g_free(rows);
     schedule_free(s);
@@ -796,6 +823,16 @@ static void test_schedule_subset(void)
 /* 2% of data packets lost on the way: NAKs and timeouts, go-back-N, everything lands */
 static void test_mpirun_drops_recovered(void) { replay_scenario("ring4", "--drop 0.02 --rto 20ms", FALSE); }
 
+/* ring4 paced at 2 Mb/s: 96 transfers of 64 KiB, about 0.57 s each, 7 s in all (measured),
+ * past the control plane's setup deadline (the larger of --timeout and 5 s), while each
+ * transfer ends well inside --timeout 3s (--rto 1s: a window of 64 packets takes 0.3 s to
+ * pace out). The clocks' second estimate after the run was bounded by that setup deadline
+ * and failed at once after such a run; it gets time of its own now. */
+static void test_mpirun_longer_than_setup_deadline(void)
+{
+    replay_scenario("ring4", "--rate 2Mbps --rto 1s --timeout 3s", FALSE);
+}
+
 /* The ranks read their NIC's DCQCN knobs (here a fixture tree given as --sysfs-net, the map
  * naming netdev ens1 for every host): summary.json records them and the folder holds a
  * scenario fragment per host that `rocesim check` accepts. */
@@ -1066,6 +1103,7 @@ static CU_TestInfo tests[] = {
     { "mpirun -np 3 --subset: 3 of the incast's 4 hosts", test_mpirun_subset },
     { "mpirun -np 4: incast", test_mpirun_incast },
     { "mpirun -np 4: packet loss recovered", test_mpirun_drops_recovered },
+    { "mpirun -np 4: a replay longer than the setup deadline measures the clocks again", test_mpirun_longer_than_setup_deadline },
     { "mpirun -np 2: CE marks, CNPs, DCQCN vs no CC", test_mpirun_cc_cnp },
     { "mpirun -np 4: NIC knobs into summary.json and fragments", test_mpirun_knobs_fixture },
     { "a rank killed: the others stop, incomplete", test_rank_killed },
