@@ -3,6 +3,7 @@
  * same rates, and a FIFO small enough to drop packets that go-back-N recovers. Needs root and
  * `ip netns`; skipped with a message otherwise. */
 #include <unistd.h>
+#include <glib/gstdio.h>
 #include "tests/testutil.h"
 
 static gboolean have_netns(void)
@@ -364,11 +365,45 @@ static void test_refused_ack_named(void)
     lab_case_free(&c);
 }
 
+/* A long replay with big reports: ring4 paced at 2 Mbit/s (96 transfers of 64 KiB, 7 s, past
+ * the control plane's setup deadline, max(--timeout, 5 s)) with each rank's veth sampled
+ * every millisecond, so its final report holds megabytes of counter rows, more than a TCP
+ * socket takes at once. The report's send was bounded by the setup's deadline: at its first
+ * EAGAIN it stopped part way, and rank 0 waited for the rest until killed (measured: still
+ * running after 60 s; 8.7 s now). */
+static void test_long_replay_big_reports(void)
+{
+    if (!have_netns())
+        return;
+    struct lab_case c = lab_case_new("replay/ring4.ini");
+    char *lab = g_build_filename(c.dir, "lab", NULL);
+    char *log = NULL;
+    int rc = netns_replay(c.sched, c.ini, lab, 2000000, "--rate 2Mbps --rto 1s --timeout 3s --sample-interval 1ms",
+                          &log);
+    if (rc)
+        fprintf(stderr, "\nnetns replay exit %d:\n%s\n", rc, log);
+    CU_ASSERT_EQUAL(rc, 0);
+    if (rc == 0) {
+        CU_ASSERT_EQUAL(test_metric(lab, "transfers_completed"), 96);
+        CU_ASSERT_TRUE(drift_on_every_host(lab));
+        /* what makes the case: reports bigger than a socket's send buffer (tcp_wmem's
+         * largest, 4 MB by default) */
+        char *cc = g_build_filename(lab, "counters.csv", NULL);
+        GStatBuf st;
+        CU_ASSERT(g_stat(cc, &st) == 0 && st.st_size > 4 * 1024 * 1024);
+        g_free(cc);
+    }
+    g_free(log);
+    g_free(lab);
+    lab_case_free(&c);
+}
+
 static CU_TestInfo tests[] = {
     { "netns incast: FCT within 15% of the simulation", test_incast_fct_vs_simulation },
     { "netns small FIFO: drops recovered by go-back-N", test_small_fifo_drops_recovered },
     { "netns: a send the kernel refuses ends the replay, named", test_refused_send_named },
     { "netns: an ACK the kernel refuses ends the replay, named", test_refused_ack_named },
+    { "netns: a replay past the setup deadline with reports of megabytes completes", test_long_replay_big_reports },
     CU_TEST_INFO_NULL,
 };
 
