@@ -5,8 +5,8 @@
  * (sim/mpi_split.h), so `mpirun` starts the ranks but rocesim does not link libmpi (see
  * README "Replay"). Rank 0 is the only writer of the results folder.
  *
- * Every call is bounded by the deadline given to ctrl_connect (CLOCK_MONOTONIC ns): a rank that
- * never shows up, or dies, is an error naming it, never a hang. */
+ * Every call that blocks is bounded by the time given to ctrl_connect, counted from the
+ * call's start: a rank that never shows up, or dies, is an error naming it, never a hang. */
 #ifndef ROCESIM_REPLAY_CTRL_H
 #define ROCESIM_REPLAY_CTRL_H
 #include <glib.h>
@@ -20,13 +20,12 @@ enum { CTRL_ERROR_IO = 1, CTRL_ERROR_PEER_LOST, CTRL_ERROR_TIMEOUT, CTRL_ERROR_A
 struct ctrl;
 
 /* Rank 0 listens on listen_addr:port (NULL = any), the others connect to addr0:port, retrying
- * until deadline_ns. */
+ * for up to bound_ns; every later call may take as long. */
 struct ctrl *ctrl_connect(int rank, int size, const char *addr0, uint16_t port,
-                          int64_t deadline_ns, GError **err);
+                          int64_t bound_ns, GError **err);
 void ctrl_free(struct ctrl *c);
 int ctrl_rank(const struct ctrl *c);
 int ctrl_size(const struct ctrl *c);
-void ctrl_set_deadline(struct ctrl *c, int64_t deadline_ns);
 
 /* Every rank contributes `len` bytes; on return out[r] holds rank r's (g_bytes_unref each, then
  * g_free(out)). */

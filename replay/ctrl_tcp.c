@@ -25,7 +25,8 @@ struct conn {
 
 struct ctrl {
     int rank, size;
-    int64_t deadline;
+    int64_t bound;        /* ns any one exchange may take (ctrl_connect's bound_ns) */
+    int64_t deadline;     /* the current exchange's end: its start + bound */
     struct conn *peer;    /* rank 0: one per rank (peer[0] unused); others: peer[0] = rank 0 */
     int npeer;
     GQueue pending;       /* struct ctrl_msg * read while waiting for something else */
@@ -51,7 +52,11 @@ static int ms_left(int64_t deadline)
 
 int ctrl_rank(const struct ctrl *c) { return c->rank; }
 int ctrl_size(const struct ctrl *c) { return c->size; }
-void ctrl_set_deadline(struct ctrl *c, int64_t deadline_ns) { c->deadline = deadline_ns; }
+/* Starts an exchange: it may take c->bound from now. Every public call that blocks starts
+ * one, so that an exchange long after the connection (the reports, FIN and clock estimate at
+ * the end of a long run) gets its full time; with one deadline from the connection they
+ * failed at once, a report cut off at its first EAGAIN. */
+static void arm(struct ctrl *c) { c->deadline = ctrl_now_ns() + c->bound; }
 
 static void nonblock(int fd)
 {
@@ -145,7 +150,7 @@ static int peer_rank(const struct ctrl *c, int i) { return c->rank == 0 ? i : 0;
 /* Whether k's buffer starts with a whole run-phase message (ABORT, DONE, FIN) or with
  * garbage, which take() deals with. A message of another kind (rank 0's first clock PING
  * after its FIN, say) stays in the buffer for the wait_msg that asks for it: ctrl_next used
- * to take and drop it, and the rank then waited for that PING until the deadline. */
+ * to take and drop it, and the rank then waited for that PING to the end of its bound. */
 static gboolean run_phase_next(const struct conn *k)
 {
     struct hdr h;
@@ -213,12 +218,13 @@ static GBytes *wait_msg(struct ctrl *c, int i, uint32_t type, GError **err)
 }
 
 struct ctrl *ctrl_connect(int rank, int size, const char *addr0, uint16_t port,
-                          int64_t deadline_ns, GError **err)
+                          int64_t bound_ns, GError **err)
 {
     struct ctrl *c = g_new0(struct ctrl, 1);
     c->rank = rank;
     c->size = size;
-    c->deadline = deadline_ns;
+    c->bound = bound_ns;
+    arm(c);
     g_queue_init(&c->pending);
     c->npeer = rank == 0 ? size : 1;
     c->peer = g_new0(struct conn, c->npeer);
@@ -345,6 +351,7 @@ void ctrl_free(struct ctrl *c)
 
 gboolean ctrl_allgather(struct ctrl *c, const void *mine, size_t len, GBytes ***out, GError **err)
 {
+    arm(c);
     GBytes **all = g_new0(GBytes *, c->size);
     if (c->rank != 0) {
         if (!send_all(c, &c->peer[0], M_BLOB, mine, len, err))
@@ -413,6 +420,7 @@ gboolean ctrl_barrier(struct ctrl *c, GError **err)
 gboolean ctrl_clock_offsets(struct ctrl *c, int samples, int64_t *off, int64_t *half,
                             int64_t *at, GError **err)
 {
+    arm(c);
     if (c->rank != 0) {
         for (int i = 0; i < samples; i++) {
             GBytes *p = wait_msg(c, 0, M_PING, err);
@@ -502,6 +510,7 @@ gboolean ctrl_next(struct ctrl *c, struct ctrl_msg *msg)
 
 void ctrl_send_abort(struct ctrl *c, const char *reason)
 {
+    arm(c);
     for (int i = c->rank == 0 ? 1 : 0; i < c->npeer; i++)
         if (c->peer[i].fd >= 0)
             send_all(c, &c->peer[i], M_ABORT, reason, strlen(reason), NULL);
@@ -509,11 +518,13 @@ void ctrl_send_abort(struct ctrl *c, const char *reason)
 
 gboolean ctrl_send_done(struct ctrl *c, const void *data, size_t len, GError **err)
 {
+    arm(c);
     return send_all(c, &c->peer[0], M_DONE, data, len, err);
 }
 
 void ctrl_send_fin(struct ctrl *c)
 {
+    arm(c);
     for (int i = 1; i < c->npeer; i++)
         if (c->peer[i].fd >= 0)
             send_all(c, &c->peer[i], M_FIN, NULL, 0, NULL);

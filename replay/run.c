@@ -350,15 +350,6 @@ static char *with_member(const char *obj, const char *name, const char *value)
 }
 
 /* The rank's report: header then records. */
-/* Gives the control plane's next exchanges the time the setup's had (--timeout, at least
- * 5 s), from now. Each call is bounded by the deadline; the setup's has long passed when a
- * long run ends, and then a report bigger than the socket's buffer (a NIC's counters sampled
- * for minutes) was cut off at its first EAGAIN, and rank 0 waited for the rest for ever. */
-static void ctrl_time_from_now(struct rank_state *r)
-{
-    ctrl_set_deadline(r->ctrl, ctrl_now_ns() + MAX(r->c->timeout_ns, 5000000000LL));
-}
-
 static GBytes *make_report(struct rank_state *r, gboolean complete)
 {
     char *rows = sampler_end(&r->smp, ctrl_now_ns());
@@ -393,8 +384,8 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
     *status = REPLAY_INCOMPLETE;
     if (!setup(&r, err))
         goto out;
-    int64_t setup_deadline = ctrl_now_ns() + MAX(c->timeout_ns, 5000000000LL);
-    r.ctrl = ctrl_connect(c->rank, size, c->ctrl_addr, c->ctrl_port, setup_deadline, err);
+    /* each exchange on the control plane may take --timeout, at least 5 s */
+    r.ctrl = ctrl_connect(c->rank, size, c->ctrl_addr, c->ctrl_port, MAX(c->timeout_ns, 5000000000LL), err);
     if (!r.ctrl)
         goto out;
     struct xport_events ev = { &r, ev_landed, ev_notified, ev_acked, ev_failed, ev_broken };
@@ -538,7 +529,6 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
         if (r.abort_reason && !aborting) {
             aborting = TRUE;
             final_reason = g_strdup(r.abort_reason);
-            ctrl_time_from_now(&r);
             ctrl_send_abort(r.ctrl, r.abort_reason);
             grace_until = now + MIN(c->timeout_ns, 5000000000LL);
         }
@@ -552,7 +542,6 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
             } else {
                 gsize l;
                 const void *d = g_bytes_get_data(rep, &l);
-                ctrl_time_from_now(&r);
                 ctrl_send_done(r.ctrl, d, l, NULL);
                 g_bytes_unref(rep);
                 if (aborting)
@@ -560,7 +549,6 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
             }
         }
         if (c->rank == 0 && (ndone == size || now > grace_until)) {
-            ctrl_time_from_now(&r);
             ctrl_send_fin(r.ctrl);
             fin = TRUE;
         }
@@ -585,9 +573,6 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
     }
 
     gboolean complete = !aborting && !r.abort_reason;
-    /* the drift estimate too: bounded by the setup's deadline, it failed at once after any
-     * run longer than that */
-    ctrl_time_from_now(&r);
     if (c->rank == 0) {
         /* drift: a second estimate after the run; one that failed part way is not used */
         gboolean drift = complete && ctrl_clock_offsets(r.ctrl, CLOCK_SAMPLES, off2, half2, at2, NULL);
