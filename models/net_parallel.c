@@ -80,10 +80,17 @@ static uint32_t *server_groups(const struct topology *t)
     return up;
 }
 
-uint32_t net_workers_possible(const struct net *n)
+/* The PFC deadlock threshold is shorter than the lookahead of a parallel run: such a run
+ * takes one worker (net_set_workers refuses more, net_workers_possible counts one). */
+static bool deadlock_check_inside_lookahead(const struct net *n)
 {
     const struct scenario *sc = n->sc;
-    if (sc->pfc && sc->deadlock_threshold && sc->deadlock_threshold < n->quantum)
+    return sc->pfc && sc->deadlock_threshold && sc->deadlock_threshold < n->quantum;
+}
+
+uint32_t net_workers_possible(const struct net *n)
+{
+    if (deadlock_check_inside_lookahead(n))
         return 1; /* net_set_workers refuses more */
     uint32_t *up = server_groups(n->topo), units = 0;
     for (uint32_t i = 0; i < n->topo->nnodes; i++)
@@ -281,7 +288,7 @@ gboolean net_set_workers(struct net *n, uint32_t workers, GError **err)
     if (workers <= 1)
         return TRUE;
     const struct scenario *sc = n->sc;
-    if (sc->pfc && sc->deadlock_threshold && sc->deadlock_threshold < n->quantum) {
+    if (deadlock_check_inside_lookahead(n)) {
         g_set_error(err, SCENARIO_ERROR, 2,
                     "%s: [switch] deadlock_threshold (%" G_GUINT64_FORMAT " ps) is shorter than the lookahead of "
                     "a parallel run (the shortest link delay, %" G_GUINT64_FORMAT " ps); %s",
