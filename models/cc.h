@@ -53,12 +53,17 @@ struct hpcc_state {
     uint64_t win_max;          /* W, bytes: the window at line rate */
 };
 
+/* What the QPs of one NIC port share, kept once for all of them (a QP has room for a pointer,
+ * not for copies: see struct qp_rt's size in net.h). The caller fills it and keeps it for the
+ * flows' life; cc_env_make gives the usual one. */
+struct cc_env {
+    const void *params;        /* the algorithm's settings block (cc_params) */
+    double line;               /* port speed, bit/s */
+};
+
 struct cc_flow {
     double rate;               /* current sending rate Rc, bit/s: the pacing rate */
-    double line;               /* port speed, bit/s */
-    const void *params;        /* the algorithm's settings block (cc_params) */
-    const struct scenario *sc;
-    uint64_t cnp_handled;      /* rp_cnp_handled */
+    const struct cc_env *env;
     uint64_t win;              /* bytes the QP may have in flight; 0 = no window (rate only) */
     union {
         struct dcqcn_state d;
@@ -66,7 +71,7 @@ struct cc_flow {
         struct timely_state t;
         struct hpcc_state h;
         /* for an algorithm whose state is private to its file: up to 80 bytes, the largest
-         * above (HPCC's), so that a QP (struct qp_rt) fits four cache lines (its static
+         * above (HPCC's), so that a QP (struct qp_rt) fits three cache lines (its static
          * assertion in net.h): a 4096-host AllToAll has 16.8 M of them */
         uint64_t opaque[10];
     } u;
@@ -84,7 +89,8 @@ struct cc_ack {
 
 struct cc_ops {
     const char *name;
-    void (*init)(struct cc_flow *f, const struct scenario *s, double line_bps, simtime_t now);
+    /* ENV (its settings block and line rate) must outlive the flow: the flow keeps a pointer */
+    void (*init)(struct cc_flow *f, const struct scenario *s, const struct cc_env *env, simtime_t now);
     void (*advance)(struct cc_flow *f, simtime_t now);
     void (*on_cnp)(struct cc_flow *f, simtime_t now);
     void (*on_send)(struct cc_flow *f, simtime_t now, uint32_t bytes);
@@ -122,6 +128,8 @@ extern const struct cc_ops *const cc_registry[CC_COUNT];
 /* The algorithm scenario_load selected, and an algorithm's settings block in S. */
 const struct cc_ops *cc_ops_for(int id);
 void *cc_params(const struct scenario *s, const struct cc_ops *ops);
+/* The environment of flows of OPS in S on a port of LINE bit/s. */
+struct cc_env cc_env_make(const struct scenario *s, const struct cc_ops *ops, double line);
 /* no-op hooks for algorithms that ignore an event */
 void cc_ignore_cnp(struct cc_flow *f, simtime_t now);
 void cc_ignore_send(struct cc_flow *f, simtime_t now, uint32_t bytes);

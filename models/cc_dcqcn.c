@@ -24,19 +24,19 @@
  * than 1e-3 of the rate at every speed modelled), see release_if_recovered(). */
 #define RELEASE_TOLERANCE 1e-3
 
-static const struct dcqcn_params *dp(const struct cc_flow *f) { return f->params; }
+static const struct dcqcn_params *dp(const struct cc_flow *f) { return f->env->params; }
 
 static double max_rate(const struct cc_flow *f)
 {
-    return dp(f)->rpg_max_rate ? fmin((double)dp(f)->rpg_max_rate, f->line) : f->line;
+    double line = f->env->line;
+    return dp(f)->rpg_max_rate ? fmin((double)dp(f)->rpg_max_rate, line) : line;
 }
 
-static void dcqcn_init(struct cc_flow *f, const struct scenario *s, double line, simtime_t now)
+static void dcqcn_init(struct cc_flow *f, const struct scenario *s, const struct cc_env *env, simtime_t now)
 {
+    (void)s;
     (void)now;
-    f->line = line;
-    f->params = cc_dcqcn_params(s);
-    f->sc = s;
+    f->env = env;
     f->rate = max_rate(f);
     struct dcqcn_state *d = &f->u.d;
     *d = (struct dcqcn_state){ 0 };
@@ -239,7 +239,6 @@ static void dcqcn_on_cnp(struct cc_flow *f, simtime_t now)
 {
     struct dcqcn_state *d = &f->u.d;
     const struct dcqcn_params *p = dp(f);
-    f->cnp_handled++;
     dcqcn_advance(f, now);
     bool first = !d->active;
     if (first)
@@ -293,18 +292,18 @@ const struct cc_ops cc_dcqcn_ops = {
     .derive = cc_dcqcn_derive, .validate = cc_dcqcn_validate,
 };
 
-void cc_ignore_cnp(struct cc_flow *f, simtime_t now) { (void)now; f->cnp_handled++; }
+void cc_ignore_cnp(struct cc_flow *f, simtime_t now) { (void)f; (void)now; }
 void cc_ignore_send(struct cc_flow *f, simtime_t now, uint32_t b) { (void)f; (void)now; (void)b; }
 void cc_ignore_ack(struct cc_flow *f, simtime_t now, const struct cc_ack *a) { (void)f; (void)now; (void)a; }
 void cc_no_advance(struct cc_flow *f, simtime_t now) { (void)f; (void)now; }
 simtime_t cc_never_changes(const struct cc_flow *f) { (void)f; return SIMTIME_NEVER; }
 
-static void none_init(struct cc_flow *f, const struct scenario *s, double line, simtime_t now)
+static void none_init(struct cc_flow *f, const struct scenario *s, const struct cc_env *env, simtime_t now)
 {
+    (void)s;
     (void)now;
-    f->sc = s;
-    f->line = line;
-    f->rate = line;
+    f->env = env;
+    f->rate = env->line;
 }
 const struct cc_ops cc_none_ops = { .name = "none", .init = none_init, .advance = cc_no_advance,
                                     .on_cnp = cc_ignore_cnp, .on_send = cc_ignore_send, .on_ack = cc_ignore_ack,

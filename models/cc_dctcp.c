@@ -24,13 +24,12 @@ static const struct cfg_key dctcp_keys[] = {
 };
 #undef P
 
-static void dctcp_init(struct cc_flow *f, const struct scenario *s, double line, simtime_t now)
+static void dctcp_init(struct cc_flow *f, const struct scenario *s, const struct cc_env *env, simtime_t now)
 {
+    (void)s;
     (void)now;
-    f->sc = s;
-    f->params = cc_params(s, &cc_dctcp_ops);
-    f->line = line;
-    f->rate = line;
+    f->env = env;
+    f->rate = env->line;
     f->u.c = (struct dctcp_state){ .alpha = 1.0 };
 }
 
@@ -38,7 +37,7 @@ static void dctcp_on_ack(struct cc_flow *f, simtime_t now, const struct cc_ack *
 {
     (void)now;
     struct dctcp_state *c = &f->u.c;
-    const struct dctcp_params *p = f->params;
+    const struct dctcp_params *p = f->env->params;
     c->acked += a->acked_pkts;
     if (a->ece)
         c->marked += a->acked_pkts;
@@ -56,7 +55,7 @@ static void dctcp_on_ack(struct cc_flow *f, simtime_t now, const struct cc_ack *
             c->alpha = (1 - p->g) * c->alpha + p->g * frac;
         }
         if (!c->in_cwr)
-            f->rate = fmin(f->line, f->rate + (double)p->rate_ai);
+            f->rate = fmin(f->env->line, f->rate + (double)p->rate_ai);
         c->acked = c->marked = 0;
         c->window_end = a->snd_nxt;
     }

@@ -115,7 +115,7 @@ static void hpcc_use_path(struct cc_flow *f, const struct scenario *s, uint32_t 
     f->win = W; /* at line rate, as a new QP starts */
 }
 
-static const struct hpcc_params *hp(const struct cc_flow *f) { return f->params; }
+static const struct hpcc_params *hp(const struct cc_flow *f) { return f->env->params; }
 
 static void set_window(struct cc_flow *f)
 {
@@ -125,16 +125,15 @@ static void set_window(struct cc_flow *f)
         return;
     }
     /* integer bit rates, as ns-3's DataRate */
-    unsigned __int128 w = (unsigned __int128)h->win_max * (uint64_t)f->rate / (uint64_t)f->line;
+    unsigned __int128 w = (unsigned __int128)h->win_max * (uint64_t)f->rate / (uint64_t)f->env->line;
     f->win = w ? (uint64_t)w : 1;
 }
 
-static void hpcc_init(struct cc_flow *f, const struct scenario *s, double line, simtime_t now)
+static void hpcc_init(struct cc_flow *f, const struct scenario *s, const struct cc_env *env, simtime_t now)
 {
     (void)now;
-    f->sc = s;
-    f->params = cc_hpcc_params(s);
-    f->line = line;
+    double line = env->line;
+    f->env = env;
     f->rate = line;
     f->u.h = (struct hpcc_state){ .u = 1, .cur_rate = line };
     simtime_t T = 1;
@@ -171,7 +170,7 @@ static void update_rate(struct cc_flow *f, const struct cc_ack *a, bool fast)
             double B = (double)int_hop_rate(ih->hop[i]);
             double tx_rate = (double)int_bytes_delta(ih->hop[i], h->hop[i], multi) * 8 / (tau * 1e-9);
             uint64_t q = int_hop_qlen(ih->hop[i], multi), q_prev = int_hop_qlen(h->hop[i], multi);
-            double u = tx_rate / B + (double)(q < q_prev ? q : q_prev) * f->line / B / (double)h->win_max;
+            double u = tx_rate / B + (double)(q < q_prev ? q : q_prev) * f->env->line / B / (double)h->win_max;
             if (u > U) {
                 U = u;
                 dt = tau;
@@ -192,7 +191,7 @@ static void update_rate(struct cc_flow *f, const struct cc_ack *a, bool fast)
                 stage = h->inc_stage + 1;
             }
             r = fmax(r, (double)p->min_rate);
-            r = fmin(r, f->line);
+            r = fmin(r, f->env->line);
             f->rate = r;
             set_window(f);
             if (!fast) {

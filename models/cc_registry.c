@@ -17,3 +17,8 @@ void *cc_params(const struct scenario *s, const struct cc_ops *ops)
             return s->cc_params[i];
     return NULL;
 }
+
+struct cc_env cc_env_make(const struct scenario *s, const struct cc_ops *ops, double line)
+{
+    return (struct cc_env){ .params = s ? cc_params(s, ops) : NULL, .line = line };
+}

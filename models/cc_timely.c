@@ -43,13 +43,12 @@ static gboolean timely_derive(void *params, struct scenario *s, GKeyFile *kf, GE
     return TRUE;
 }
 
-static void timely_init(struct cc_flow *f, const struct scenario *s, double line, simtime_t now)
+static void timely_init(struct cc_flow *f, const struct scenario *s, const struct cc_env *env, simtime_t now)
 {
+    (void)s;
     (void)now;
-    f->sc = s;
-    f->params = cc_params(s, &cc_timely_ops);
-    f->line = line;
-    f->rate = line;
+    f->env = env;
+    f->rate = env->line;
     f->u.t = (struct timely_state){ 0 };
 }
 
@@ -57,7 +56,7 @@ static void timely_on_ack(struct cc_flow *f, simtime_t now, const struct cc_ack 
 {
     (void)now;
     struct timely_state *t = &f->u.t;
-    const struct timely_params *p = f->params;
+    const struct timely_params *p = f->env->params;
     double rtt = (double)a->rtt;
     if (t->prev_rtt) {
         double diff = rtt - (double)t->prev_rtt;
@@ -78,7 +77,7 @@ static void timely_on_ack(struct cc_flow *f, simtime_t now, const struct cc_ack 
         t->increases = 0;
         f->rate *= fmax(0, 1 - p->beta * gradient);
     }
-    f->rate = fmin(f->line, fmax((double)p->min_rate, f->rate));
+    f->rate = fmin(f->env->line, fmax((double)p->min_rate, f->rate));
 }
 
 const struct cc_ops cc_timely_ops = {

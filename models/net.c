@@ -496,18 +496,21 @@ static void sample_tick(void *ctx, uint64_t arg)
     struct net_idlist *dq = gather(n, LS_RATE_QPS);
     for (uint32_t k = 0; k < dq->n; k++) {
         struct qp_rt *q = &n->qps[dq->v[k]];
+        struct qp_rare *r = &n->rare[dq->v[k]];
         q->rate_dirty = false;
         if (q->msg_head == NONE32) {
             /* nothing left to send: the flow's line ends (an empty rate), until it has work */
-            if (q->rate_logged >= 0) {
+            if (r->rate_logged >= 0) {
                 if (n->hooks.rate)
                     n->hooks.rate(n->hooks.ctx, t_ns, dq->v[k], NAN);
-                q->rate_logged = NAN;
+                r->rate_logged = NAN;
+                q->rate_stale = true;
             }
-        } else if (q->cc.rate != q->rate_logged) {
+        } else if (q->cc.rate != r->rate_logged) {
             if (n->hooks.rate)
                 n->hooks.rate(n->hooks.ctx, t_ns, dq->v[k], q->cc.rate / 1e9);
-            q->rate_logged = q->cc.rate;
+            r->rate_logged = q->cc.rate;
+            q->rate_stale = false;
         }
     }
     dq->n = 0;
@@ -1009,6 +1012,11 @@ static void build_qps(struct net *n, GArray *qpinit)
     /* cache-line aligned: each QP's lines belong to it alone */
     n->qps = huge_array0(n->nqps, sizeof(struct qp_rt));
     n->qresp = huge_array0(n->nqps, sizeof(struct qp_resp));
+    n->rare = g_new(struct qp_rare, n->nqps ? n->nqps : 1);
+    /* every QP of a host shares its settings block and line rate */
+    n->cc_env = g_new(struct cc_env, topo->nhosts ? topo->nhosts : 1);
+    for (uint32_t h = 0; h < topo->nhosts; h++)
+        n->cc_env[h] = cc_env_make(sc, n->cc, (double)n->ports[n->hosts[h].port].rate);
     if (sc->rx_order == RX_OOO_PLACE) {
         n->ooo = g_new0(struct ooo_rx, n->nqps ? n->nqps : 1);
         for (uint32_t q = 0; q < n->nqps; q++)
@@ -1165,6 +1173,8 @@ void net_free(struct net *n)
     g_free(n->ooo);
     g_aligned_free(n->qps);
     g_aligned_free(n->qresp);
+    g_free(n->rare);
+    g_free(n->cc_env);
     g_free(n->part_bytes);
     g_free(n->parts_left);
     g_free(n->cnp_last);

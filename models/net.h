@@ -132,35 +132,45 @@ struct switch_rt {
 
 enum qp_state { QP_IDLE = 0, QP_READY, QP_PACED, QP_PARKED };
 
+/* A QP's requester, at its source: what a data packet sent, an ACK received or a CNP reads
+ * and writes, in three cache lines. Every packet a NIC sends on a large fabric loads its QP
+ * from memory (bench/large.ini: 1023 QPs a NIC, taken in turn), so what no packet needs lives
+ * apart: the QP numbers in qp_resp, the last transfer and the last rate written in qp_rare,
+ * the pacing slot in the pacing heap (nic.c pace_slot), the algorithm's settings and the line
+ * rate in the port's cc_env. */
 struct qp_rt {
     uint32_t src, dst;
     uint8_t prio;
     uint8_t state;
     uint16_t sport;
-    uint32_t lqpn, rqpn;
-    /* requester */
     uint32_t psn_end;          /* PSN after the last posted packet */
     uint32_t snd_nxt, snd_una, max_sent;
-    uint32_t msg_head, msg_tail, cur_msg; /* transfer ids (linked through xfer_rt.next_on_qp) */
-    /* cur_msg's size, first PSN and packets (nic.c qp_set_cur): a data packet reads them here,
-     * not from its transfer and the schedule, two cache misses per packet on a large fabric */
-    uint32_t cur_psn_first, cur_npkts;
-    uint64_t cur_bytes;
-    simtime_t next_avail;      /* pacing: last_tx + last packet's time at the current rate */
+    uint32_t msg_head, cur_msg; /* transfer ids (linked through xfer_rt.next_on_qp) */
+    /* cur_msg's first PSN, packets and last packet's payload (nic.c qp_set_cur): a data packet
+     * reads them here, not from its transfer and the schedule, two cache misses per packet on a
+     * large fabric */
+    uint32_t cur_psn_first, cur_npkts, cur_last_payload;
     simtime_t last_tx;         /* when the last data packet started */
     uint32_t last_wire;        /* its wire bytes */
     bool sent_any;
-    bool rate_dirty;
+    bool rate_dirty;           /* listed for the next rates.csv sample */
     bool rate_unsampled;       /* not among the sampled flows: its rate changes are not listed */
-    simtime_t wake_at;         /* key in the pacing heap: min(next_avail, next CC change) */
+    bool rate_stale;           /* no rate written since the start or the last gap row: the next
+                                * look lists it, changed or not (nic.c rate_check) */
     simtime_t last_progress;   /* last ACK progress (retransmission timeout) */
     struct timer_lite rto;     /* fires rto_fire (nic.c) on the source host */
     uint32_t next_ready;       /* link in the NIC's ready FIFO or parked list */
-    double rate_logged;
     struct cc_flow cc;
 } __attribute__((aligned(64))); /* a QP's lines are its own: neighbours may run on other cores */
-/* four cache lines: every packet a NIC sends on a large fabric loads a QP from memory */
-_Static_assert(sizeof(struct qp_rt) == 256, "struct qp_rt grew past four cache lines");
+_Static_assert(offsetof(struct qp_rt, cc) == 88, "struct qp_rt's own fields grew");
+_Static_assert(sizeof(struct qp_rt) == 192, "struct qp_rt grew past three cache lines");
+
+/* What of a QP no packet reads (net.rare, beside net.qps): the sampling tick reads the rate it
+ * last wrote, and posting a transfer or completing the last one the list's tail. */
+struct qp_rare {
+    double rate_logged;        /* -1: none yet; NAN: a gap row (nothing to send) */
+    uint32_t msg_tail;
+};
 
 /* A QP's responder, at its destination (net.qresp, beside net.qps): the destination's events
  * write it on every packet and the source's write the requester on every packet, so the two
@@ -187,7 +197,7 @@ struct ooo_rx {
     uint32_t rx_msg;
 };
 
-/* An entry of a NIC's pacing heap: a QP and its wake_at. */
+/* An entry of a NIC's pacing heap: a QP and when to look at it again (nic.c pace_slot). */
 struct pace_ent {
     simtime_t at;
     uint32_t qp;
@@ -207,7 +217,7 @@ struct host_rt {
     uint32_t ready_n[NPRIO];   /* QPs in the ready FIFO, by priority */
     uint32_t parked_head[NPRIO], parked_tail[NPRIO];
     uint32_t parked_n[NPRIO];
-    struct pace_ent *heap;     /* pacing heap of QPs keyed by wake_at (nic.c) */
+    struct pace_ent *heap;     /* pacing heap of QPs keyed by their wake time (nic.c) */
     uint32_t heap_n, heap_cap;
     struct timer wake;         /* earliest paced QP */
     uint32_t next_qpn;
@@ -368,6 +378,8 @@ struct net {
     struct topo_routes *converged; /* after a link failure: routes without the failed links */
     const struct schedule *sched;
     const struct cc_ops *cc;
+    struct cc_env *cc_env;        /* per host: the settings and its port's line rate, which its
+                                   * QPs' congestion control reads (struct cc_flow.env) */
     const struct dcqcn_params *np; /* the notification point's settings ([dcqcn] CNP keys) */
 
     struct packet *pool;
@@ -386,6 +398,7 @@ struct net {
     struct pace_ent *pace_heaps;  /* every host's pacing heap, one after another */
     struct qp_rt *qps;
     struct qp_resp *qresp;        /* the responders, same index */
+    struct qp_rare *rare;         /* the rest of each QP, same index */
     uint32_t nqps;
     simtime_t *cnp_last;          /* NP: when the last CNP of each moderation slot went out */
     struct xfer_rt *xfers;

@@ -511,8 +511,7 @@ static void keep_qp(void *dst, const void *local)
 {
     struct qp_rt *q = dst;
     const struct qp_rt *l = local;
-    q->cc.params = l->cc.params;
-    q->cc.sc = l->cc.sc;
+    q->cc.env = l->cc.env;
 }
 
 /* Rank 0 takes each element of an array from the rank that owns it, as records (index, then

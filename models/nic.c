@@ -26,15 +26,15 @@ void nic_init_qp(struct net *n, uint32_t id, uint32_t src, uint32_t dst, uint8_t
     q->src = src;
     q->dst = dst;
     q->prio = prio;
-    q->lqpn = n->hosts[src].next_qpn++;
-    q->rqpn = n->hosts[dst].next_qpn++;
-    q->sport = roce_udp_sport(q->lqpn, q->rqpn);
-    n->qresp[id] = (struct qp_resp){ .src = src, .dst = dst, .lqpn = q->lqpn, .rqpn = q->rqpn, .sport = q->sport };
-    q->msg_head = q->msg_tail = q->cur_msg = NONE32;
+    uint32_t lqpn = n->hosts[src].next_qpn++, rqpn = n->hosts[dst].next_qpn++;
+    q->sport = roce_udp_sport(lqpn, rqpn);
+    n->qresp[id] = (struct qp_resp){ .src = src, .dst = dst, .lqpn = lqpn, .rqpn = rqpn, .sport = q->sport };
+    q->msg_head = q->cur_msg = NONE32;
+    n->rare[id] = (struct qp_rare){ .rate_logged = -1, .msg_tail = NONE32 };
+    q->rate_stale = true;
     q->next_ready = NONE32;
     timer_lite_init(&q->rto);
-    n->cc->init(&q->cc, n->sc, (double)n->ports[n->hosts[src].port].rate, 0);
-    q->rate_logged = -1;
+    n->cc->init(&q->cc, n->sc, &n->cc_env[src], 0);
     if (n->hosts[src].wake.eng == NULL)
         timer_init_on(&n->hosts[src].wake, net_eng(n), n->hosts[src].node, wake_fire, n, src);
 }
@@ -104,15 +104,15 @@ static uint32_t ready_pop(struct net *n, struct host_rt *h)
 
 /* The pacing heap holds each QP's key beside its id: a comparison reads the heap, not the
  * QP (on bench/large.ini a NIC has 1023 paced QPs, each heap level a cache miss otherwise).
- * A QP's wake_at does not change while it is in the heap. Ties go to the lower QP id. */
+ * A QP's wake time does not change while it is in the heap. Ties go to the lower QP id. */
 static inline bool heap_less(const struct pace_ent *a, const struct pace_ent *b)
 {
     return a->at < b->at || (a->at == b->at && a->qp < b->qp);
 }
 
-static void heap_push(struct net *n, struct host_rt *h, uint32_t id)
+static void heap_push(struct net *n, struct host_rt *h, uint32_t id, simtime_t wake_at)
 {
-    struct pace_ent e = { n->qps[id].wake_at, id };
+    struct pace_ent e = { wake_at, id };
     /* the heaps lie side by side in one array (net.c build_qps): no overflow into the next */
     g_assert(h->heap_n < h->heap_cap);
     uint32_t i = h->heap_n++;
@@ -183,7 +183,9 @@ static void qp_set_cur(struct net *n, struct qp_rt *q, uint32_t m)
         return;
     q->cur_psn_first = n->xfers[m].psn_first;
     q->cur_npkts = n->xfers[m].npkts;
-    q->cur_bytes = xfer_bytes(n, m);
+    /* every packet but the last carries an MTU (npkts = bytes / MTU rounded up) */
+    uint64_t before_last = q->cur_npkts ? (uint64_t)(q->cur_npkts - 1) * n->sc->mtu : 0;
+    q->cur_last_payload = (uint32_t)(xfer_bytes(n, m) - before_last);
 }
 
 void nic_post(struct net *n, uint32_t xid)
@@ -194,11 +196,12 @@ void nic_post(struct net *n, uint32_t xid)
     x->psn_first = q->psn_end;
     q->psn_end += x->npkts;
     x->next_on_qp = NONE32;
-    if (q->msg_tail == NONE32)
+    struct qp_rare *r = &n->rare[x->qp];
+    if (r->msg_tail == NONE32)
         q->msg_head = xid;
     else
-        n->xfers[q->msg_tail].next_on_qp = xid;
-    q->msg_tail = xid;
+        n->xfers[r->msg_tail].next_on_qp = xid;
+    r->msg_tail = xid;
     if (q->cur_msg == NONE32)
         qp_set_cur(n, q, xid);
     if (n->ooo && n->ooo[x->qp].rx_msg == NONE32) /* every earlier transfer is complete at the responder */
@@ -213,11 +216,9 @@ void nic_post(struct net *n, uint32_t xid)
 static uint32_t build_data(struct net *n, uint32_t id)
 {
     struct qp_rt *q = &n->qps[id];
-    uint64_t bytes = q->cur_bytes;
     uint32_t npkts = q->cur_npkts;
     uint32_t off = q->snd_nxt - q->cur_psn_first;
-    uint64_t sent = (uint64_t)off * n->sc->mtu;
-    uint32_t payload = (uint32_t)(bytes - sent < n->sc->mtu ? bytes - sent : n->sc->mtu);
+    uint32_t payload = off + 1 < npkts ? n->sc->mtu : q->cur_last_payload;
     uint32_t i = pkt_alloc(n);
     struct packet *pk = &n->pool[i];
     pk->kind = PKT_DATA;
@@ -237,8 +238,10 @@ static uint32_t build_data(struct net *n, uint32_t id)
     pk->prio = q->prio;
     pk->ecn = ECN_ECT0;
     pk->dscp = 26;
-    pk->src_qpn = q->lqpn;
-    pk->dst_qpn = q->rqpn;
+    /* QP numbers: only a capture's frames show them (a capture runs on one worker, so the
+     * responder's line is no other core's) */
+    pk->src_qpn = n->tap_fn ? n->qresp[id].lqpn : 0;
+    pk->dst_qpn = n->tap_fn ? n->qresp[id].rqpn : 0;
     pk->sent_at = net_now(n);
     pk->pfc_vector = 0;
     pk->pfc_quanta = 0;
@@ -311,22 +314,41 @@ static void rto_fire(void *ctx, uint64_t arg)
 
 /* ---------- sending ---------- */
 
+/* After a congestion-control call that may have changed the QP's rate from `before`: lists
+ * the QP for the next rates.csv row. This equals comparing the rate with the one last written
+ * (qp_rare, a line no packet reads): every call that changes a rate is followed by this, so a
+ * QP not listed still has the rate written at the last tick, unless it is stale (nothing
+ * written yet, or a gap row). */
+static inline void rate_check(struct net *n, struct qp_rt *q, double before)
+{
+    if (q->cc.rate != before || q->rate_stale)
+        sampler_rate_changed(n, (uint32_t)(q - n->qps));
+}
+
+/* A QP's pacing slot: when it may send next (its last packet's start plus that packet's time
+ * at the current rate), and when to look at it again if that is later than now (the slot, or
+ * an earlier change of the rate). Kept in the pacing heap's entry, not in the QP. */
+struct pace_slot {
+    simtime_t next_avail;
+    simtime_t wake_at;
+};
+
 /* Brings the QP's congestion control up to `now` and recomputes its pacing slot at the
  * current rate (a rate change moves the slot, as a hardware rate limiter does). Returns
- * whether the QP may send now; if not, wake_at says when to look again. */
-static bool qp_pace(struct net *n, struct qp_rt *q, simtime_t now)
+ * whether the QP may send now; if not, s->wake_at says when to look again. */
+static bool qp_pace(struct net *n, struct qp_rt *q, simtime_t now, struct pace_slot *s)
 {
+    double before = q->cc.rate;
     n->cc->advance(&q->cc, now);
-    if (q->cc.rate != q->rate_logged)
-        sampler_rate_changed(n, (uint32_t)(q - n->qps));
+    rate_check(n, q, before);
     /* rounded to the nearest picosecond (the rate is a double only in CC arithmetic) */
-    q->next_avail = q->sent_any ? q->last_tx + (simtime_t)((double)q->last_wire * 8e12 / q->cc.rate + 0.5) : now;
-    if (q->next_avail <= now)
+    s->next_avail = q->sent_any ? q->last_tx + (simtime_t)((double)q->last_wire * 8e12 / q->cc.rate + 0.5) : now;
+    if (s->next_avail <= now)
         return true;
     simtime_t change = n->cc->next_change(&q->cc);
-    q->wake_at = change < q->next_avail ? change : q->next_avail;
-    if (q->wake_at <= now)
-        q->wake_at = q->next_avail;
+    s->wake_at = change < s->next_avail ? change : s->next_avail;
+    if (s->wake_at <= now)
+        s->wake_at = s->next_avail;
     return false;
 }
 
@@ -381,26 +403,27 @@ uint32_t nic_dequeue(struct net *n, struct host_rt *h)
             h->parked_n[q->prio]++;
             continue;
         }
-        if (!qp_pace(n, q, now)) {
-            heap_push(n, h, id);
+        struct pace_slot slot;
+        if (!qp_pace(n, q, now, &slot)) {
+            heap_push(n, h, id, slot.wake_at);
             continue;
         }
         uint32_t i = build_data(n, id);
         struct packet *pk = &n->pool[i];
         uint32_t wire = packet_wire_bytes(pk);
+        double before = q->cc.rate;
         n->cc->on_send(&q->cc, now, pk->frame);
         q->last_tx = now;
         q->last_wire = wire;
         q->sent_any = true;
-        if (q->cc.rate != q->rate_logged)
-            sampler_rate_changed(n, id);
+        rate_check(n, q, before);
         arm_rto(n, q);
         if (qp_has_data(q) && !qp_window_full(n, q)) {
             /* a QP slower than the port waits in the pacing heap; one at line rate stays ready */
-            qp_pace(n, q, now);
+            bool now_ok = qp_pace(n, q, now, &slot);
             simtime_t ser = port->ps_per_byte ? wire * port->ps_per_byte : serialisation_ps(wire, port->rate);
-            if (q->next_avail > now + ser)
-                heap_push(n, h, id);
+            if (!now_ok && slot.next_avail > now + ser)
+                heap_push(n, h, id, slot.wake_at);
             else
                 ready_push(n, h, id);
         }
@@ -681,12 +704,12 @@ static void responder_data_ooo(struct net *n, struct packet *pk, bool flag_ack)
 static void rp_notified(struct net *n, uint32_t id)
 {
     struct qp_rt *q = &n->qps[id];
+    double before = q->cc.rate;
     n->cc->on_cnp(&q->cc, net_now(n));
     n->hosts[q->src].rp_cnp_handled++;
     sampler_counters_changed(n, NULL, q->src);
     net_st(n)->cnp_handled++;
-    if (q->cc.rate != q->rate_logged)
-        sampler_rate_changed(n, id);
+    rate_check(n, q, before);
 }
 
 static void requester_ack(struct net *n, struct packet *pk)
@@ -698,9 +721,9 @@ static void requester_ack(struct net *n, struct packet *pk)
         struct cc_ack a = { .rtt = net_now(n) - pk->sent_at, .acked_pkts = acked - q->snd_una, .ack_psn = acked,
                             .snd_nxt = q->snd_nxt, .ece = pk->flags & PKT_F_ECE,
                             .intd = n->intd ? &n->intd[pk - n->pool] : NULL };
+        double before = q->cc.rate;
         n->cc->on_ack(&q->cc, net_now(n), &a);
-        if (q->cc.rate != q->rate_logged)
-            sampler_rate_changed(n, id);
+        rate_check(n, q, before);
         q->snd_una = acked;
         q->last_progress = net_now(n);
         while (q->msg_head != NONE32) {
@@ -710,7 +733,7 @@ static void requester_ack(struct net *n, struct packet *pk)
             q->msg_head = x->next_on_qp;
         }
         if (q->msg_head == NONE32) {
-            q->msg_tail = NONE32;
+            n->rare[id].msg_tail = NONE32;
             sampler_rate_changed(n, id); /* its rate line ends here (rates.csv gap row) */
         }
         if (q->snd_nxt < q->snd_una) /* an ACK beyond a go-back point */

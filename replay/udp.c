@@ -640,7 +640,7 @@ static char *udp_cc_json(void *impl, int64_t now)
         json_builder_set_member_name(b, "packets_sent");
         json_builder_add_int_value(b, (gint64)t->sent);
         json_builder_set_member_name(b, "cnp_handled");
-        json_builder_add_int_value(b, (gint64)t->cc.f.cnp_handled);
+        json_builder_add_int_value(b, (gint64)t->cc.cnp_handled);
         json_builder_set_member_name(b, "rate_final_bps");
         json_builder_add_int_value(b, (gint64)rate);
         json_builder_set_member_name(b, "rate_min_bps");

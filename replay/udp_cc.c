@@ -40,8 +40,8 @@ static simtime_t qp_time(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t n
 
 void udp_cc_qp_init(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now)
 {
-    *q = (struct udp_cc_qp){ .seen = now };
-    cc->ops->init(&q->f, cc->sc, cc->line_bps, udp_cc_ps(cc, now));
+    *q = (struct udp_cc_qp){ .seen = now, .env = cc_env_make(cc->sc, cc->ops, cc->line_bps) };
+    cc->ops->init(&q->f, cc->sc, &q->env, udp_cc_ps(cc, now));
     q->min_rate = q->f.rate;
 }
 
@@ -78,6 +78,7 @@ void udp_cc_sent(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now, doub
 
 void udp_cc_notified(const struct udp_cc *cc, struct udp_cc_qp *q, int64_t now)
 {
+    q->cnp_handled++;
     cc->ops->on_cnp(&q->f, qp_time(cc, q, now));
     if (q->f.rate < q->min_rate)
         q->min_rate = q->f.rate;

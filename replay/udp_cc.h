@@ -27,9 +27,11 @@ struct udp_cc {
  * (ranks share CPUs) is made up for instead of lost. */
 #define UDP_PACE_CREDIT_NS 1000000.0
 
-/* One QP's reaction point and pacing. */
+/* One QP's reaction point and pacing. It does not move once initialised: f points at env. */
 struct udp_cc_qp {
     struct cc_flow f;
+    struct cc_env env;            /* the scenario's settings and the line rate */
+    uint64_t cnp_handled;         /* CNPs (or CNP-flagged ACKs) given to the algorithm */
     double min_rate;              /* lowest rate read */
     double paced_at;              /* ns: when its last packet's pacing slot began */
     uint32_t last_wire;           /* that packet's wire bytes (0: none sent yet) */

@@ -76,6 +76,22 @@ static void test_tshark_matches_counters(void)
     CU_ASSERT_EQUAL(test_metric(run_dir, "retransmitted_packets"), 0);
     CU_ASSERT_EQUAL(tshark_count(pcap, "ip.dst == 10.0.0.1 && (infiniband.bth.opcode == 9 || "
                                        "infiniband.bth.opcode == 11)"), 8);
+    /* BTH DestQP (a QP's numbers live apart from the packet path: models/nic.c build_data).
+     * Each host numbers its QPs from 0x100 in the order they are made (models/net.c), here
+     * the incast's senders 1..8: host k's data goes to host0's QP 0x100 + k - 1 (10.0.k.1 is
+     * host k, analysis/frames.c), and every ACK or CNP of host0 to the sender's only QP,
+     * 0x100. */
+    for (int k = 1; k <= 8; k++) {
+        char *from = g_strdup_printf("ip.src == 10.0.%d.1 && infiniband", k);
+        char *to_qp = g_strdup_printf("%s && infiniband.bth.destqp == 0x%x", from, 0x100 + k - 1);
+        long data = tshark_count(pcap, from);
+        CU_ASSERT(data > 0);
+        CU_ASSERT_EQUAL(tshark_count(pcap, to_qp), data);
+        g_free(to_qp);
+        g_free(from);
+    }
+    CU_ASSERT(tshark_count(pcap, "ip.src == 10.0.0.1 && infiniband") > 0);
+    CU_ASSERT_EQUAL(tshark_count(pcap, "ip.src == 10.0.0.1 && infiniband && infiniband.bth.destqp != 0x100"), 0);
     /* the switch side of the same link sees the same frames */
     char *leaf = g_build_filename(run_dir, "leaf0-0.pcap", NULL);
     CU_ASSERT_EQUAL(tshark_count(leaf, "macc.opcode == 0x0101 && macc.cbfc.pause_time.c3 > 0"), xoff);

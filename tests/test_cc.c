@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include "models/cc.h"
+#include "tests/cc_testutil.h"
 #include "tests/testutil.h"
 
 #define US(x) ((simtime_t)(x) * PS_PER_US)
@@ -33,7 +34,7 @@ static void test_dctcp(void)
     const struct cc_ops *D = &cc_dctcp_ops;
     struct cc_flow f;
     memset(&f, 0, sizeof f);
-    D->init(&f, s, LINE, 0);
+    D->init(&f, s, cc_test_env_for(s, D, LINE), 0);
     CU_ASSERT_EQUAL(f.rate, LINE);
     struct cc_ack a = ack(4, 4, 60, false, US(10));
     D->on_ack(&f, US(10), &a);
@@ -72,7 +73,7 @@ static void test_timely(void)
     const struct cc_ops *T = &cc_timely_ops;
     struct cc_flow f;
     memset(&f, 0, sizeof f);
-    T->init(&f, s, LINE, 0);
+    T->init(&f, s, cc_test_env_for(s, T, LINE), 0);
     struct cc_ack a = ack(4, 4, 60, false, US(30));
     T->on_ack(&f, 0, &a);
     CU_ASSERT_EQUAL(f.rate, LINE);

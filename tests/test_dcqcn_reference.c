@@ -14,6 +14,7 @@
 #include <string.h>
 #include "models/cc.h"
 #include "models/cc_dcqcn.h"
+#include "tests/cc_testutil.h"
 #include "tests/testutil.h"
 
 #define US(x) ((simtime_t)((x) * (double)PS_PER_US))
@@ -312,7 +313,7 @@ static int compare(const char *preset, void (*ref_event)(struct ref *, const str
     struct scenario *s = load_preset(preset);
     struct cc_flow f;
     memset(&f, 0, sizeof f);
-    cc_dcqcn_ops.init(&f, s, LINE, 0);
+    cc_dcqcn_ops.init(&f, s, cc_test_env_for(s, &cc_dcqcn_ops, LINE), 0);
     struct ref *r = g_new(struct ref, 1);
     ref_init(r, cc_dcqcn_params(s));
     for (int i = 0; i < nsteps; i++)

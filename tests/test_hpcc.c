@@ -9,6 +9,7 @@
 #include "models/cc.h"
 #include "models/cc_hpcc.h"
 #include "models/int_hdr.h"
+#include "tests/cc_testutil.h"
 #include "tests/testutil.h"
 
 #define LINE 100e9
@@ -89,7 +90,7 @@ static void test_update_per_rtt_and_fast_react(void)
     struct scenario *s = load((const char *const[])HPCC_SETS("0"));
     struct cc_flow f;
     memset(&f, 0, sizeof f);
-    cc_hpcc_ops.init(&f, s, LINE, 0);
+    cc_hpcc_ops.init(&f, s, cc_test_env_for(s, &cc_hpcc_ops, LINE), 0);
     CU_ASSERT_EQUAL(f.rate, LINE);
     CU_ASSERT_EQUAL(f.win, 125000);
     CU_ASSERT_DOUBLE_EQUAL(f.u.h.u, 1.0, 0);
@@ -127,7 +128,7 @@ static void test_stages(void)
         struct scenario *s = load(ms ? (const char *const[])HPCC_SETS("5") : (const char *const[])HPCC_SETS("0"));
         struct cc_flow f;
         memset(&f, 0, sizeof f);
-        cc_hpcc_ops.init(&f, s, LINE, 0);
+        cc_hpcc_ops.init(&f, s, cc_test_env_for(s, &cc_hpcc_ops, LINE), 0);
         ack_with(&f, 1, 10, 1000, 0, 32000);
         ack_with(&f, 11, 20, 2000, 12800, 32000);
         ack_with(&f, 21, 30, 3000, 12800 + 512, 0);
@@ -154,7 +155,7 @@ static void test_clamps(void)
     struct scenario *s = load((const char *const[])HPCC_SETS("0"));
     struct cc_flow f;
     memset(&f, 0, sizeof f);
-    cc_hpcc_ops.init(&f, s, LINE, 0);
+    cc_hpcc_ops.init(&f, s, cc_test_env_for(s, &cc_hpcc_ops, LINE), 0);
     uint64_t qmax = (uint64_t)((1u << 17) - 1) * 320;
     ack_with(&f, 1, 10, 1000, 0, qmax);
     ack_with(&f, 11, 20, 21000, 0, qmax);
@@ -198,7 +199,7 @@ static void test_path_rtt(void)
     struct scenario *s = load((const char *const[]){ "nic.cc=hpcc", "hpcc.global_t=off", NULL });
     struct cc_flow f;
     memset(&f, 0, sizeof f);
-    cc_hpcc_ops.init(&f, s, LINE, 0);
+    cc_hpcc_ops.init(&f, s, cc_test_env_for(s, &cc_hpcc_ops, LINE), 0);
     cc_hpcc_ops.init_path(&f, s, 1, 2);
     CU_ASSERT_DOUBLE_EQUAL(f.u.h.base_rtt_ns, 4655.36, 1e-9);
     CU_ASSERT_EQUAL(f.u.h.win_max, 58192);
@@ -209,7 +210,7 @@ static void test_path_rtt(void)
     scenario_free(s);
     s = load((const char *const[]){ "nic.cc=hpcc", NULL });
     memset(&f, 0, sizeof f);
-    cc_hpcc_ops.init(&f, s, LINE, 0);
+    cc_hpcc_ops.init(&f, s, cc_test_env_for(s, &cc_hpcc_ops, LINE), 0);
     cc_hpcc_ops.init_path(&f, s, 1, 2);
     CU_ASSERT_DOUBLE_EQUAL(f.u.h.base_rtt_ns, 9310.72, 1e-9);
     scenario_free(s);

@@ -298,11 +298,49 @@ static void test_bad_values(void)
     g_free(path);
 }
 
+/* rates.csv after a gap (docs/results-format.md: an empty rate ends the flow's line "until a
+ * later row gives it a rate again"). One QP at a constant 100 Gb/s (cc none) sends 100 KB at
+ * 0 and 100 KB at 50 us: its rows are the line rate at 0, an empty rate once the first
+ * transfer is done and before 50 us, and the line rate again at the second one's start
+ * (the 1 us tick at 50 us), although the rate itself never changed. */
+static void test_rate_after_gap(void)
+{
+    struct test_outdir o = test_outdir_new();
+    CU_ASSERT_EQUAL_FATAL(test_run_sim("results/rate-gap.ini", o.out, NULL), 0);
+    char *path = g_build_filename(o.out, "rates.csv", NULL);
+    GError *err = NULL;
+    results_csv *c = results_csv_open(path, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    guint64 t[4] = { 0 };
+    char rate[4][32] = { { 0 } };
+    int n = 0, r;
+    while ((r = results_csv_next(c, &err)) == 1) {
+        CU_ASSERT_STRING_EQUAL(results_csv_field(c, 1), "0");
+        if (n < 4) {
+            t[n] = g_ascii_strtoull(results_csv_field(c, 0), NULL, 10);
+            g_strlcpy(rate[n], results_csv_field(c, 2), sizeof rate[n]);
+        }
+        n++;
+    }
+    CU_ASSERT_EQUAL(r, 0);
+    CU_ASSERT_EQUAL_FATAL(n, 3);
+    CU_ASSERT_EQUAL(t[0], 0);
+    CU_ASSERT_EQUAL(g_ascii_strtod(rate[0], NULL), 100.0);
+    CU_ASSERT(t[1] > 10000 && t[1] < 50000); /* 100 KB take over 8 us at 100 Gb/s */
+    CU_ASSERT_STRING_EQUAL(rate[1], "");
+    CU_ASSERT_EQUAL(t[2], 50000);
+    CU_ASSERT_EQUAL(g_ascii_strtod(rate[2], NULL), 100.0);
+    results_csv_close(c);
+    g_free(path);
+    test_outdir_free(&o);
+}
+
 static CU_TestInfo tests[] = {
     { "busiest:N by scheduled load (hand-built incast)", test_busiest_port },
     { "a list of ports, and auto on a small fabric", test_port_list },
     { "a run writes the selected ports' queue rows only", test_run_writes_selected_ports },
     { "a run writes the selected flows' rate rows, the same as with every port", test_run_writes_selected_rates },
+    { "a flow's rate is written again after a gap, unchanged", test_rate_after_gap },
     { "gzip round trip through the results reader", test_gzip_round_trip },
     { "bad [output] values: file, key, value, expected; exit 2", test_bad_values },
     CU_TEST_INFO_NULL,

@@ -557,8 +557,8 @@ static void test_qp_lines_match_simulator(void)
     for (uint32_t q = 0; q < n->nqps; q++) {
         const struct sched_qp *a = &g_array_index(r->qps, struct sched_qp, q);
         CU_ASSERT_EQUAL(a->sport, n->qps[q].sport);
-        CU_ASSERT_EQUAL(a->lqpn, n->qps[q].lqpn);
-        CU_ASSERT_EQUAL(a->rqpn, n->qps[q].rqpn);
+        CU_ASSERT_EQUAL(a->lqpn, n->qresp[q].lqpn);
+        CU_ASSERT_EQUAL(a->rqpn, n->qresp[q].rqpn);
     }
     schedule_free(r);
     test_rmtree(dir);
