@@ -1,6 +1,5 @@
 /* Parameter sweeps: the grid of points, resumability, the results of a point, sweep.csv
  * (see sweep.h; the values, the [sweep] section and the process pool have files of their own). */
-#define _GNU_SOURCE
 #include "tune/sweep.h"
 #include "analysis/metrics.h"
 #include <glib/gstdio.h>
