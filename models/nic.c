@@ -183,9 +183,9 @@ static void qp_set_cur(struct net *n, struct qp_rt *q, uint32_t m)
         return;
     q->cur_psn_first = n->xfers[m].psn_first;
     q->cur_npkts = n->xfers[m].npkts;
-    /* every packet but the last carries an MTU (npkts = bytes / MTU rounded up) */
-    uint64_t before_last = q->cur_npkts ? (uint64_t)(q->cur_npkts - 1) * n->sc->mtu : 0;
-    q->cur_last_payload = (uint32_t)(xfer_bytes(n, m) - before_last);
+    /* every packet but the last carries an MTU (npkts = bytes / MTU rounded up; a message
+     * posted has a byte or more: zero-byte transfers complete without one, xfer_start) */
+    q->cur_last_payload = (uint32_t)(xfer_bytes(n, m) - (uint64_t)(q->cur_npkts - 1) * n->sc->mtu);
 }
 
 void nic_post(struct net *n, uint32_t xid)
@@ -238,9 +238,8 @@ static uint32_t build_data(struct net *n, uint32_t id)
     pk->prio = q->prio;
     pk->ecn = ECN_ECT0;
     pk->dscp = 26;
-    /* QP numbers: only a capture's frames show them (a capture runs on one worker, so the
-     * responder's line is no other core's) */
-    pk->src_qpn = n->tap_fn ? n->qresp[id].lqpn : 0;
+    /* the destination QP number: only a capture's frames show it (a capture runs on one
+     * worker, so the responder's line is no other core's) */
     pk->dst_qpn = n->tap_fn ? n->qresp[id].rqpn : 0;
     pk->sent_at = net_now(n);
     pk->pfc_vector = 0;
@@ -531,7 +530,6 @@ static void send_ctrl(struct net *n, uint32_t from, uint32_t to, enum pkt_kind k
     pk->prio = prio;
     pk->ecn = ECN_NOT_ECT;
     pk->dscp = kind == PKT_CNP ? 48 : 26;
-    pk->src_qpn = q->rqpn;
     pk->dst_qpn = q->lqpn;
     pk->flags = flags;
     pk->sent_at = sent_at;

@@ -50,7 +50,7 @@ struct packet {
     uint8_t  flags;         /* PKT_F_* */
     uint8_t  pfc_vector;    /* PFC: class-enable vector */
     uint16_t pfc_quanta;    /* PFC: pause time in quanta for the enabled class(es); 0 = XON */
-    uint32_t src_qpn, dst_qpn; /* 24-bit QP numbers as they appear in BTH */
+    uint32_t dst_qpn;       /* 24-bit destination QP number, as in BTH (frames only) */
     simtime_t sent_at;      /* data: when the NIC sent it; ACK/NAK: the data's time, echoed */
     simtime_t arrive_at;    /* while on a link: when its last bit reaches the far end */
 };

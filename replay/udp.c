@@ -250,7 +250,7 @@ static void send_data(struct udp *u, struct utx *t, double slot, int64_t now)
     segment_packet(m->bytes, u->c.mtu, t->nxt - m->first, &sg);
     struct packet p = { .kind = PKT_DATA, .src = u->c.me, .dst = t->peer, .transfer = m->xfer,
                         .payload = (uint16_t)sg.payload, .sport = t->sport, .dscp = t->dscp,
-                        .ecn = ECN_ECT0, .dst_qpn = t->peer_qpn, .src_qpn = t->qpn };
+                        .ecn = ECN_ECT0, .dst_qpn = t->peer_qpn };
     p.psn = (t->ipsn + t->nxt) & 0xFFFFFF;
     p.flags = (sg.first ? PKT_F_FIRST : 0) | (sg.last ? PKT_F_LAST : 0);
     struct frame_ctx fc = { .msg_bytes = sg.msg_bytes, .imm = sg.imm, .imm_data = m->xfer };

@@ -7,6 +7,18 @@
 
 static uint16_t test_port(int k) { return (uint16_t)(30000 + (getpid() % 10000) * 2 + k); }
 
+/* Rank 0's side of the clock estimate with rank 1 (`samples` pings); an error is printed. */
+static gboolean rank0_clock(struct ctrl *c, int samples)
+{
+    GError *e = NULL;
+    int64_t off[2], half[2], at[2]; /* one per rank */
+    gboolean ok = ctrl_clock_offsets(c, samples, off, half, at, &e);
+    if (!ok)
+        fprintf(stderr, "\n  rank 0: %s\n", e ? e->message : "?");
+    g_clear_error(&e);
+    return ok;
+}
+
 struct rank1 {
     uint16_t port;
     int64_t deadline;  /* when rank 1 stops waiting for the FIN */
@@ -51,12 +63,7 @@ static void test_ping_behind_fin(void)
     struct ctrl *c = ctrl_connect(0, 2, "127.0.0.1", a.port, 3000000000LL, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     ctrl_send_fin(c);
-    int64_t off[2], half[2], at[2];
-    gboolean ok = ctrl_clock_offsets(c, 4, off, half, at, &e);
-    if (!ok)
-        fprintf(stderr, "\n  rank 0: %s\n", e ? e->message : "?");
-    CU_ASSERT_TRUE(ok);
-    g_clear_error(&e);
+    CU_ASSERT_TRUE(rank0_clock(c, 4));
     g_thread_join(t);
     CU_ASSERT_TRUE(a.fin);
     CU_ASSERT_TRUE(a.ok);
@@ -94,12 +101,7 @@ static void test_exchange_long_after_connect(void)
     struct ctrl *c = ctrl_connect(0, 2, "127.0.0.1", a.port, 1000000000LL, &e);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     g_usleep(1500000);
-    int64_t off[2], half[2], at[2];
-    gboolean ok = ctrl_clock_offsets(c, 2, off, half, at, &e);
-    if (!ok)
-        fprintf(stderr, "\n  rank 0: %s\n", e ? e->message : "?");
-    CU_ASSERT_TRUE(ok);
-    g_clear_error(&e);
+    CU_ASSERT_TRUE(rank0_clock(c, 2));
     g_thread_join(t);
     CU_ASSERT_TRUE(a.ok);
     ctrl_free(c);
