@@ -39,7 +39,7 @@ const char *layers_link_layer(const struct topology *t, uint32_t port)
 
 static double util(const struct port_rt *p, double secs)
 {
-    return secs > 0 ? (double)p->tx_wire_bytes * 8 / ((double)p->rate * secs) : 0;
+    return secs > 0 ? (double)port_tx_wire_bytes(p) * 8 / ((double)p->rate * secs) : 0;
 }
 
 static void write_rails(const struct net *n, double secs, FILE *fr, GPtrArray *warnings)
@@ -55,7 +55,7 @@ static void write_rails(const struct net *n, double secs, FILE *fr, GPtrArray *w
             continue;
         uint32_t r = a->layer == LAYER_LEAF ? a->unit : b->unit;
         bytes[r] += (double)n->ports[i].tx_bytes;
-        wire[r] += (double)n->ports[i].tx_wire_bytes * 8;
+        wire[r] += (double)port_tx_wire_bytes(&n->ports[i]) * 8;
         cap[r] += (double)n->ports[i].rate * secs;
     }
     double total = 0, mean = 0;

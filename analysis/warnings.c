@@ -129,7 +129,7 @@ static void bottleneck_idle(const struct net *n, simtime_t end, GPtrArray *out)
         /* the switch port toward d carries d's traffic */
         const struct port_rt *down = &n->ports[n->ports[n->hosts[d].port].peer];
         simtime_t span = to[d] - from[d];
-        simtime_t busy = (simtime_t)((double)down->tx_wire_bytes * 8.0 * PS_PER_S / (double)down->rate);
+        simtime_t busy = (simtime_t)((double)port_tx_wire_bytes(down) * 8.0 * PS_PER_S / (double)down->rate);
         simtime_t idle = busy < span ? span - busy : 0;
         double share = (double)idle / (double)span;
         if (share < WARN_CC_IDLE_SHARE || (double)held[d] < WARN_CC_IDLE_SHARE * (double)span)

@@ -160,10 +160,10 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
     double secs = (double)fig->end / PS_PER_S;
     for (uint32_t i = 0; i < t->nports && secs > 0; i++) {
         const struct port_rt *p = &n->ports[i];
-        if (p->is_host || !p->tx_wire_bytes)
+        if (p->is_host || !port_tx_wire_bytes(p))
             continue;
         for (int k = 0; k < 3; k++)
-            if (!top[k] || p->tx_wire_bytes * (double)top[k]->rate > top[k]->tx_wire_bytes * (double)p->rate) {
+            if (!top[k] || port_tx_wire_bytes(p) * (double)top[k]->rate > port_tx_wire_bytes(top[k]) * (double)p->rate) {
                 for (int m = 2; m > k; m--)
                     top[m] = top[m - 1];
                 top[k] = p;
@@ -175,7 +175,7 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
         for (int k = 0; k < 3 && top[k]; k++)
             printf("%s %s:%u->%s %.1f%%", k ? "," : "", t->nodes[top[k]->node].name, top[k]->local,
                    t->nodes[n->ports[top[k]->peer].node].name,
-                   100.0 * (double)top[k]->tx_wire_bytes * 8 / ((double)top[k]->rate * secs));
+                   100.0 * (double)port_tx_wire_bytes(top[k]) * 8 / ((double)top[k]->rate * secs));
         printf("  (utilisation over the run)\n");
     }
     for (guint i = 0; i < fig->warnings->len; i++)

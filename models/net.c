@@ -121,6 +121,8 @@ static void prefetch_named(const struct net *n, const struct event *ev)
     if (ev->fn == on_arrival) {
         __builtin_prefetch(&n->ports[ev->arg >> 32]);
         __builtin_prefetch(&n->pool[(uint32_t)ev->arg]);
+    } else if (ev->fn == port_tx_ready) {
+        net_prefetch_bytes(&n->ports[timer_lite_index(ev->arg)], 128); /* lines 0 and 1 */
     } else if (!nic_prefetch_event(n, ev)) {
         const struct timer *t = engine_event_timer(ev);
         if (t)
@@ -139,14 +141,13 @@ static void prefetch_led(const struct net *n, const struct event *ev, bool deep)
             switch_prefetch_arrival(n, in, pk);
         return;
     }
-    const struct timer *t = engine_event_timer(ev);
-    if (!t)
-        return;
-    if (t->fn != port_tx_ready) {
-        nic_prefetch_timer(n, t, deep);
+    if (ev->fn != port_tx_ready) {
+        const struct timer *t = engine_event_timer(ev);
+        if (t)
+            nic_prefetch_timer(n, t, deep);
         return;
     }
-    const struct port_rt *p = t->ctx;
+    const struct port_rt *p = &n->ports[timer_lite_index(ev->arg)];
     if (p->is_host) {
         if (deep)
             nic_prefetch_dequeue(n, &n->hosts[p->node]);
@@ -205,7 +206,6 @@ void port_send_now(struct net *n, struct port_rt *p, uint32_t i)
     simtime_t now = net_now(n);
     p->busy_until = now + ser;
     p->tx_bytes += pk->frame;
-    p->tx_wire_bytes += wire;
     p->tx_packets++;
     net_st(n)->packet_hops++;
     pk->arrive_at = now + ser + p->delay;
@@ -255,12 +255,18 @@ void net_wire_receive(void *ctx, uint32_t from, struct event *ev)
     ev->arg = (ev->arg >> 32) << 32 | i;
 }
 
+/* Runs port_tx_ready when the port's transmission ends. */
+static inline void port_wake(struct net *n, struct port_rt *p)
+{
+    timer_lite_set(&p->txt, net_eng(n), p->busy_until, p->node, port_tx_ready, n, (uint32_t)(p - n->ports));
+}
+
 /* Starts the next transmission if the port is idle and has something to send. */
 void port_kick(struct net *n, struct port_rt *p)
 {
     simtime_t now = net_now(n);
     if (now < p->busy_until) {
-        timer_set(&p->txt, p->busy_until);
+        port_wake(n, p);
         return;
     }
     uint32_t i;
@@ -269,7 +275,7 @@ void port_kick(struct net *n, struct port_rt *p)
         return;
     if (p->pfc_pending && (i = pfc_next_frame(n, p)) != NONE32) { /* (the call only when one is due) */
         port_send_now(n, p, i);
-        timer_set(&p->txt, p->busy_until); /* whatever waited behind the PFC frame */
+        port_wake(n, p); /* whatever waited behind the PFC frame */
         return;
     }
     if (p->is_host) {
@@ -287,14 +293,15 @@ void port_kick(struct net *n, struct port_rt *p)
         more = (p->qmask & ~p->paused) != 0;
     }
     if (more)
-        timer_set(&p->txt, p->busy_until);
+        port_wake(n, p);
 }
 
 static void port_tx_ready(void *ctx, uint64_t arg)
 {
-    (void)arg;
-    struct port_rt *p = ctx;
-    port_kick(p->net, p);
+    struct net *n = ctx;
+    struct port_rt *p = &n->ports[timer_lite_index(arg)];
+    if (timer_lite_due(&p->txt, arg))
+        port_kick(n, p);
 }
 
 /* ---------- transfers ---------- */
@@ -826,7 +833,7 @@ static void build_ports(struct net *n)
         p->ps_per_byte = (8 * PS_PER_S) % p->rate == 0 ? 8 * PS_PER_S / p->rate : 0;
         for (int q = 0; q < NPRIO; q++)
             p->pp[q].q.head = p->pp[q].q.tail = NONE32;
-        timer_init_on(&p->txt, net_eng(n), p->node, port_tx_ready, p, 0);
+        timer_lite_init(&p->txt);
         pfc_init_port(n, p);
         if (!p->is_host)
             p->hist = g_new0(struct qhist, 1);

@@ -48,12 +48,14 @@ struct port_prio {
 _Static_assert(sizeof(struct port_prio) == 32, "struct port_prio is half a cache line");
 
 /* Fields are ordered by how often the packet path touches them, in whole cache lines (the
- * struct is line-aligned): line 0 every packet at both ends, line 1 the arrival's tap and
- * buffer settings and the sender's counters, line 2 the sender's timer, then the eight
- * priorities; PFC timers and counters come last. */
+ * struct is line-aligned): line 0 every packet at both ends (an arrival reads nothing else of
+ * its receiving port but the priority's accounting), line 1 the sender's: its timer, clock and
+ * counters; then the eight priorities; the rest is read per packet only with PFC frames,
+ * watchdog drops or ECN marks. On bench/scale.ini a switch hop read seven lines of its two
+ * ports, five since 2026-12-07 (the timer in the sender's line as a timer_lite, whose event
+ * names the port: no `net` pointer or handler in the port). */
 struct port_rt {
     /* line 0 */
-    struct net *net;           /* owner, for event handlers */
     uint32_t node, local, peer;
     uint32_t peer_node;        /* the node at the far end: it owns this link's arrivals */
     bool is_host;
@@ -69,20 +71,21 @@ struct port_rt {
     uint8_t qmask;             /* egress queues holding packets (bit q: pp[q].q.pkts > 0) */
     uint32_t qbytes;           /* bytes in all egress queues: choosing a queue and sampling
                                 * read this line, not the queues' (port_q_push, _pop) */
+    void *tap;                 /* packet capture on this port (both directions), or NULL */
+    struct mmu_port mmu;       /* ingress buffer settings and XOFF state (switch ports) */
+    /* line 1 */
+    struct timer_lite txt;     /* fires port_tx_ready when the port can send again */
     uint64_t ps_per_byte;      /* serialisation time of a byte when exact, else 0 */
     simtime_t busy_until;      /* end of the current transmission */
     simtime_t delay;
-    /* line 1 */
-    void *tap;                 /* packet capture on this port (both directions), or NULL */
-    struct mmu_port mmu;       /* ingress buffer settings and XOFF state (switch ports) */
-    uint64_t tx_bytes, tx_wire_bytes, tx_packets;
+    uint64_t tx_bytes, tx_packets; /* frames sent (the wire's bytes: port_tx_wire_bytes) */
     uint64_t max_q;            /* max total egress occupancy seen */
-    /* line 2 */
-    struct timer txt;          /* fires when the port can send again */
-    uint64_t rate;
-    /* lines 3-6 */
+    /* lines 2-5 */
     struct port_prio pp[NPRIO];
     uint64_t ecn_marked;
+
+    struct net *net;           /* owner, for the PFC timers' handlers */
+    uint64_t rate;             /* bits/s: serialisation reads it only when ps_per_byte is 0 */
 
     /* PFC, transmitter side */
     simtime_t pause_until[NPRIO];
@@ -107,9 +110,16 @@ struct port_rt {
     uint8_t q_sampled_mask;    /* queues sampled non-empty (q_sampled_prio[q] > 0) */
     struct qhist *hist;        /* switch ports only */
 } __attribute__((aligned(64)));
-_Static_assert(offsetof(struct port_rt, tap) == 64 && offsetof(struct port_rt, txt) == 128 &&
-                   offsetof(struct port_rt, pp) == 192,
+_Static_assert(offsetof(struct port_rt, mmu) + sizeof(struct mmu_port) <= 64 &&
+                   offsetof(struct port_rt, txt) == 64 && offsetof(struct port_rt, max_q) + 8 <= 128 &&
+                   offsetof(struct port_rt, pp) == 128,
                "struct port_rt's per-packet fields moved across cache lines");
+
+/* Wire bytes sent: each frame's bytes and its preamble and gap (packet_wire_bytes). */
+static inline uint64_t port_tx_wire_bytes(const struct port_rt *p)
+{
+    return p->tx_bytes + p->tx_packets * WIRE_EXTRA_BYTES;
+}
 
 /* A flowlet table entry: the egress its flow took and when the flow last passed. */
 struct flowlet {

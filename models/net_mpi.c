@@ -486,7 +486,6 @@ static void keep_port(void *dst, const void *local)
     p->net = l->net;
     p->tap = l->tap;
     p->hist = l->hist; /* its weights come apart */
-    p->txt = l->txt;
     p->pfc_expire = l->pfc_expire;
     p->pfc_refresh = l->pfc_refresh;
     p->wd_timer = l->wd_timer;
