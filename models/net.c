@@ -879,7 +879,7 @@ static void build_hosts(struct net *n)
 {
     const struct scenario *sc = n->sc;
     const struct topology *topo = n->topo;
-    n->hosts = g_new0(struct host_rt, topo->nhosts);
+    n->hosts = own_lines0(topo->nhosts, sizeof(struct host_rt));
     for (uint32_t h = 0; h < topo->nhosts; h++) {
         struct host_rt *hr = &n->hosts[h];
         hr->node = h;
@@ -1174,7 +1174,7 @@ void net_free(struct net *n)
     g_aligned_free(n->ports);
     g_aligned_free(n->switches);
     g_aligned_free(n->pace_heaps);
-    g_free(n->hosts);
+    g_aligned_free(n->hosts);
     for (uint32_t q = 0; n->ooo && q < n->nqps; q++)
         g_free(n->ooo[q].bits);
     g_free(n->ooo);

@@ -52,7 +52,7 @@ _Static_assert(sizeof(struct port_prio) == 32, "struct port_prio is half a cache
  * its receiving port but the priority's accounting), line 1 the sender's: its timer, clock and
  * counters; then the eight priorities; the rest is read per packet only with PFC frames,
  * watchdog drops or ECN marks. On bench/scale.ini a switch hop read seven lines of its two
- * ports, five since 2026-12-07 (the timer in the sender's line as a timer_lite, whose event
+ * ports, five since 2026-12-06 (the timer in the sender's line as a timer_lite, whose event
  * names the port: no `net` pointer or handler in the port). */
 struct port_rt {
     /* line 0 */
@@ -213,32 +213,44 @@ struct pace_ent {
     uint32_t qp;
 };
 
+/* A host's NIC, in whole lines (line-aligned): line 0 what sending a packet reads (the
+ * control queue, the ready FIFO's ends, the pacing heap's head, whether CC holds the link
+ * idle) and what receiving one checks first; line 1 the ready FIFO's counts and the
+ * counters a packet bumps at either end; the rest is read per packet only on pauses,
+ * pacing wake-ups, faults and errors. On bench/scale.ini a packet read four or five of its
+ * two hosts' lines; it reads these two at each end. */
 struct host_rt {
+    /* line 0 */
     uint32_t node, port;       /* node index, global port index */
     struct pktq ctrl;          /* ACK, NAK, CNP */
-    struct pktq rxq;           /* received while the NIC is stalled (fault) */
-    bool stalled;
-    uint64_t rx_xoff;          /* backlog that makes the NIC send XOFF */
-    uint64_t rx_drops;
-    /* the link idle while QPs with data wait for their pacing slot (held back by CC) */
-    simtime_t cc_idle_since;   /* SIMTIME_NEVER when not in that state */
-    simtime_t cc_idle_ps;
     uint32_t ready_head, ready_tail;
-    uint32_t ready_n[NPRIO];   /* QPs in the ready FIFO, by priority */
-    uint32_t parked_head[NPRIO], parked_tail[NPRIO];
-    uint32_t parked_n[NPRIO];
     struct pace_ent *heap;     /* pacing heap of QPs keyed by their wake time (nic.c) */
     uint32_t heap_n, heap_cap;
-    struct timer wake;         /* earliest paced QP */
-    uint32_t next_qpn;
+    /* the link idle while QPs with data wait for their pacing slot (held back by CC) */
+    simtime_t cc_idle_since;   /* SIMTIME_NEVER when not in that state */
+    bool stalled;
+    bool cnt_dirty;            /* one of the sampled counters changed since the last sample */
+    /* line 1 */
+    uint32_t ready_n[NPRIO] __attribute__((aligned(64))); /* QPs in the ready FIFO, by priority */
+    uint64_t rx_bytes;
     /* mlx5-named counters */
     uint64_t np_ecn_marked_roce_packets, np_cnp_sent, rp_cnp_handled;
+    /* the rest */
     uint64_t out_of_sequence, packet_seq_err, local_ack_timeout_err, duplicate_request;
     uint64_t retransmitted_packets;
-    uint64_t rx_bytes;
+    struct pktq rxq;           /* received while the NIC is stalled (fault) */
+    uint64_t rx_xoff;          /* backlog that makes the NIC send XOFF */
+    uint64_t rx_drops;
+    simtime_t cc_idle_ps;
+    uint32_t parked_head[NPRIO], parked_tail[NPRIO];
+    uint32_t parked_n[NPRIO];
+    struct timer wake;         /* earliest paced QP */
+    uint32_t next_qpn;
     uint64_t sampled[3];       /* counters at the last time-series sample */
-    bool cnt_dirty;            /* one of them changed since */
-};
+} __attribute__((aligned(64))); /* a host's lines are its own: neighbours may run on other cores */
+_Static_assert(offsetof(struct host_rt, cnt_dirty) < 64 && offsetof(struct host_rt, ready_n) == 64 &&
+                   offsetof(struct host_rt, rp_cnp_handled) + 8 <= 128,
+               "struct host_rt's per-packet fields moved across cache lines");
 
 enum xfer_state { XF_WAITING = 0, XF_POSTED, XF_DONE };
 
