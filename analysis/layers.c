@@ -37,11 +37,6 @@ const char *layers_link_layer(const struct topology *t, uint32_t port)
     return i < 0 ? NULL : layer_names[i];
 }
 
-static double util(const struct port_rt *p, double secs)
-{
-    return secs > 0 ? (double)port_tx_wire_bytes(p) * 8 / ((double)p->rate * secs) : 0;
-}
-
 static void write_rails(const struct net *n, double secs, FILE *fr, GPtrArray *warnings)
 {
     const struct topology *t = n->topo;
@@ -89,7 +84,7 @@ void layers_write(const struct net *n, simtime_t end, FILE *fl, FILE *fr, GPtrAr
         int l = layer_index(t, i);
         if (l < 0)
             continue;
-        double u = util(&n->ports[i], secs);
+        double u = port_utilisation(&n->ports[i], secs);
         if (!links[l] || u > umax[l]) {
             umax[l] = u;
             busiest[l] = i;

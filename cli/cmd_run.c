@@ -175,7 +175,7 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
         for (int k = 0; k < 3 && top[k]; k++)
             printf("%s %s:%u->%s %.1f%%", k ? "," : "", t->nodes[top[k]->node].name, top[k]->local,
                    t->nodes[n->ports[top[k]->peer].node].name,
-                   100.0 * (double)port_tx_wire_bytes(top[k]) * 8 / ((double)top[k]->rate * secs));
+                   100.0 * port_utilisation(top[k], secs));
         printf("  (utilisation over the run)\n");
     }
     for (guint i = 0; i < fig->warnings->len; i++)

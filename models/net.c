@@ -122,7 +122,7 @@ static void prefetch_named(const struct net *n, const struct event *ev)
         __builtin_prefetch(&n->ports[ev->arg >> 32]);
         __builtin_prefetch(&n->pool[(uint32_t)ev->arg]);
     } else if (ev->fn == port_tx_ready) {
-        net_prefetch_bytes(&n->ports[timer_lite_index(ev->arg)], 128); /* lines 0 and 1 */
+        net_prefetch_bytes(&n->ports[timer_lite_index(ev->arg)], offsetof(struct port_rt, pp)); /* lines 0, 1 */
     } else if (!nic_prefetch_event(n, ev)) {
         const struct timer *t = engine_event_timer(ev);
         if (t)

@@ -121,6 +121,12 @@ static inline uint64_t port_tx_wire_bytes(const struct port_rt *p)
     return p->tx_bytes + p->tx_packets * WIRE_EXTRA_BYTES;
 }
 
+/* The share of the link's capacity the port sent over `secs` (0 when secs is not positive). */
+static inline double port_utilisation(const struct port_rt *p, double secs)
+{
+    return secs > 0 ? (double)port_tx_wire_bytes(p) * 8 / ((double)p->rate * secs) : 0;
+}
+
 /* A flowlet table entry: the egress its flow took and when the flow last passed. */
 struct flowlet {
     simtime_t last;

@@ -90,7 +90,7 @@ gboolean summary_write_run(const struct results_dir *rd, const struct net *n, co
         outcome_json_int(b, "max_queue_bytes", p->max_q);
         outcome_json_int(b, "p99_queue_bytes", p99);
         outcome_json_int(b, "tx_bytes", p->tx_bytes);
-        outcome_json_dbl(b, "utilisation", secs > 0 ? (double)port_tx_wire_bytes(p) * 8 / ((double)p->rate * secs) : 0);
+        outcome_json_dbl(b, "utilisation", port_utilisation(p, secs));
         outcome_json_int(b, "ecn_marked", p->ecn_marked);
         outcome_json_int(b, "drops", drops);
         simtime_t paused = 0;

@@ -335,12 +335,43 @@ static void test_rate_after_gap(void)
     test_outdir_free(&o);
 }
 
+/* summary.json's utilisation counts each frame's preamble and gap: on rate-gap.ini the leaf
+ * sends host0 the two transfers' 2 x ceil(100000 / 4096) = 50 data frames and nothing else,
+ * so utilisation x rate x run time / 8 is tx_bytes + 20 x 50 (the run time is read in whole
+ * nanoseconds: at 100 Gb/s over 60 us about 3.4 bytes of slack). */
+static void test_utilisation_counts_wire_bytes(void)
+{
+    struct test_outdir o = test_outdir_new();
+    CU_ASSERT_EQUAL_FATAL(test_run_sim("results/rate-gap.ini", o.out, NULL), 0);
+    char *path = g_build_filename(o.out, "summary.json", NULL);
+    JsonParser *jp = json_parser_new();
+    CU_ASSERT_TRUE_FATAL(json_parser_load_from_file(jp, path, NULL));
+    JsonObject *root = json_node_get_object(json_parser_get_root(jp));
+    double secs = (double)json_object_get_int_member(json_object_get_object_member(root, "engine"), "sim_time_ns") * 1e-9;
+    JsonArray *ports = json_object_get_array_member(root, "ports");
+    bool seen = false;
+    for (guint i = 0; i < json_array_get_length(ports); i++) {
+        JsonObject *po = json_array_get_object_element(ports, i);
+        if (strcmp(json_object_get_string_member(po, "peer"), "host0") != 0)
+            continue;
+        seen = true;
+        double wire = json_object_get_double_member(po, "utilisation") * 100e9 * secs / 8;
+        double expect = (double)json_object_get_int_member(po, "tx_bytes") + 20.0 * 50;
+        CU_ASSERT_DOUBLE_EQUAL(wire, expect, 10.0);
+    }
+    CU_ASSERT_TRUE(seen);
+    g_object_unref(jp);
+    g_free(path);
+    test_outdir_free(&o);
+}
+
 static CU_TestInfo tests[] = {
     { "busiest:N by scheduled load (hand-built incast)", test_busiest_port },
     { "a list of ports, and auto on a small fabric", test_port_list },
     { "a run writes the selected ports' queue rows only", test_run_writes_selected_ports },
     { "a run writes the selected flows' rate rows, the same as with every port", test_run_writes_selected_rates },
     { "a flow's rate is written again after a gap, unchanged", test_rate_after_gap },
+    { "utilisation counts each frame's preamble and gap", test_utilisation_counts_wire_bytes },
     { "gzip round trip through the results reader", test_gzip_round_trip },
     { "bad [output] values: file, key, value, expected; exit 2", test_bad_values },
     CU_TEST_INFO_NULL,
