@@ -14,6 +14,7 @@
 #include "replay/hostmap.h"
 #include "replay/replay.h"
 #include "replay/subset.h"
+#include "replay/udp.h"
 #include "replay/udp_cc.h"
 #include "replay/verbs.h"
 #include "cli/commands.h"
@@ -267,7 +268,7 @@ int cmd_replay(int argc, char **argv)
         { "rate", 0, 0, G_OPTION_ARG_STRING, &o.rate, "udp: pacing rate per host (default: the schedule's host rate)", "RATE" },
         { "mtu", 0, 0, G_OPTION_ARG_INT, &o.mtu, "udp: payload bytes per datagram (default: the schedule's mtu)", "BYTES" },
         { "window", 0, 0, G_OPTION_ARG_INT, &o.window, "udp: packets in flight per QP (default 64)", "N" },
-        { "rto", 0, 0, G_OPTION_ARG_STRING, &o.rto, "udp: retransmission timeout (default 20ms)", "TIME" },
+        { "rto", 0, 0, G_OPTION_ARG_STRING, &o.rto, "udp: retransmission timeout (default: 20ms, or longer at a slow --rate: twice the time the busiest host's link takes to carry a full --window on each of its QPs)", "TIME" },
         { "cc", 0, 0, G_OPTION_ARG_STRING, &o.cc_opt, "udp: congestion control per QP, driven by the receivers' CNPs: none or dcqcn (default: the --scenario's [nic] cc, none without one; dcqcn needs --scenario for its [dcqcn] knobs)", "none|dcqcn" },
         { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o.sets, "Override a key of the --scenario, as `rocesim run --set` (e.g. nic.cc_preset=dcqcn_paper, dcqcn.min_time_between_cnps=50us)", "SECTION.KEY=VALUE" },
         { "test-ce-every", 0, 0, G_OPTION_ARG_INT, &o.test_ce_every, "udp, FOR TESTS ONLY: the sender CE-marks every Nth data datagram of each QP itself, standing in for an ECN-marking switch (0: off)", "N" },
@@ -299,7 +300,7 @@ int cmd_replay(int argc, char **argv)
         goto done;
     }
     const char *tr = o.transport ? o.transport : "udp";
-    int64_t timeout_ns = 30000000000LL, rto_ns = 20000000, sample_ns = 100000000;
+    int64_t timeout_ns = 30000000000LL, rto_ns = UDP_RTO_FLOOR_NS, sample_ns = 100000000;
     if ((rc = check_options(&o, tr, &timeout_ns, &rto_ns, &sample_ns)) != 0)
         goto done;
     rc = 2;
@@ -343,6 +344,8 @@ int cmd_replay(int argc, char **argv)
                         "udp transport may carry here (9000); give --mtu\n", m);
         goto done;
     }
+    if (!o.rto)
+        rto_ns = udp_default_rto_ns(o.subset ? sub.run : s, m, (uint32_t)o.window, rate_bps);
     const struct cc_ops *cc = NULL;
     uint64_t cc_line = 0;
     if (!choose_cc(&o, tr, sc, rate_bps, ms.rank, &cc, &cc_line, &cc_source))
@@ -374,7 +377,7 @@ int cmd_replay(int argc, char **argv)
         .udp_port = (uint16_t)o.udp_port, .mtu = m, .rate_bps = rate_bps, .window = (uint32_t)o.window, .drop = o.drop,
         .cc = cc, .scenario = sc, .cc_line_bps = cc_line, .cc_source = cc_source,
         .test_ce_every = (uint32_t)o.test_ce_every,
-        .rto_ns = rto_ns, .timeout_ns = timeout_ns, .start_delay_ns = 100000000,
+        .rto_ns = rto_ns, .rto_given = o.rto != NULL, .timeout_ns = timeout_ns, .start_delay_ns = 100000000,
         .ideal = ideal_ps, .ideal_ctx = &ic, .out_dir = o.out, .transport = tr, .stop = &stop_flag,
         .device = o.device ? o.device : map_dev,
         .gid_index = o.gid && strcmp(o.gid, "auto") ? atoi(o.gid) : -1,

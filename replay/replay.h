@@ -47,7 +47,8 @@ struct replay_config {
     uint64_t cc_line_bps;             /* udp: the QPs' line rate (0: rate_bps) */
     const char *cc_source;            /* where the cc and its knobs came from, for summary.json */
     uint32_t test_ce_every;           /* udp, TESTS ONLY: CE-mark every Nth data packet (udp.h) */
-    int64_t rto_ns;
+    int64_t rto_ns;                   /* udp: retransmission timeout */
+    gboolean rto_given;               /* udp: rto_ns is --rto's, not udp_default_rto_ns's */
     int64_t timeout_ns;               /* a transfer not completed within it stops the run */
     int64_t start_delay_ns;           /* from the start barrier to time 0 of the schedule */
     outcome_ideal_fn ideal;

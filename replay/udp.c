@@ -234,6 +234,33 @@ static gboolean injected_drop(struct udp *u)
 /* Wire bytes of a frame: FCS, preamble and inter-frame gap added, as the NIC paces. */
 static uint32_t wire_bytes(size_t len) { return (uint32_t)(len + FCS_BYTES + 20); }
 
+int64_t udp_default_rto_ns(const struct schedule *s, uint32_t mtu, uint32_t window, uint64_t rate_bps)
+{
+    GArray *qps = g_array_new(FALSE, FALSE, sizeof(struct sched_qp));
+    uint32_t nhosts = 0, busiest = 0;
+    if (rate_bps && schedule_derive_qps(s, qps, NULL, NULL, NULL)) {
+        for (guint i = 0; i < qps->len; i++) {
+            const struct sched_qp *q = &g_array_index(qps, struct sched_qp, i);
+            nhosts = MAX(nhosts, MAX(q->src, q->dst) + 1);
+        }
+        uint32_t *at = g_new0(uint32_t, nhosts ? nhosts : 1);
+        for (guint i = 0; i < qps->len; i++) {
+            const struct sched_qp *q = &g_array_index(qps, struct sched_qp, i);
+            at[q->src]++;
+            if (q->dst != q->src)
+                at[q->dst]++;
+        }
+        for (uint32_t h = 0; h < nhosts; h++)
+            busiest = MAX(busiest, at[h]);
+        g_free(at);
+    }
+    g_array_free(qps, TRUE);
+    /* the largest data frame: a WRITE with RETH and immediate data */
+    double frame = wire_bytes(mtu + HDRS + BTH_BYTES + RETH_BYTES + IMMDT_BYTES + ICRC_BYTES);
+    double ns = rate_bps ? 2.0 * busiest * window * frame * 8e9 / (double)rate_bps : 0.0;
+    return ns > (double)UDP_RTO_FLOOR_NS ? (int64_t)ceil(ns) : UDP_RTO_FLOOR_NS;
+}
+
 /* The test-only CE source: every Nth data packet a QP sends leaves CE-marked, as if a
  * switch had marked it (see --test-ce-every). */
 static uint8_t data_ecn(const struct udp *u, const struct utx *t)

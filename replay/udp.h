@@ -43,6 +43,15 @@ struct udp_config {
                                        * at the sender, a CE source where no switch marks */
 };
 
+/* The retransmission timeout when none is given (--rto): UDP_RTO_FLOOR_NS, ample at 1 Gbit/s
+ * and up, or, when longer, twice the time a host's link takes at rate_bps to carry a full
+ * window of the largest data packets on every QP it sends or receives on, for the busiest
+ * host of the schedule. An ACK can wait behind that much: its data behind the sender's other
+ * windows paced out and the receiver's queued, the ACK itself behind what its own host
+ * receives. rate_bps 0 (unpaced): the floor. */
+#define UDP_RTO_FLOOR_NS 20000000LL
+int64_t udp_default_rto_ns(const struct schedule *s, uint32_t mtu, uint32_t window, uint64_t rate_bps);
+
 struct xport *udp_xport_new(const struct udp_config *c, const struct xport_events *ev,
                             GError **err);
 

@@ -557,6 +557,18 @@ static void replay_scenario(const char *name, const char *extra, gboolean compar
         g_free(so);
         g_free(se);
     }
+    if (rc == 0) {
+        /* the timeout used: --rto's, else the default rule (test_default_rto) */
+        char *src = summary_str(lab, "replay", "rto_source");
+        gint64 rto = summary_int(lab, "replay", "rto_ns");
+        if (extra && strstr(extra, "--rto 20ms"))
+            CU_ASSERT(!strcmp(src, "--rto") && rto == 20000000);
+        if (extra && strstr(extra, "--rate 2Mbps"))
+            CU_ASSERT(!strcmp(src, "default") && rto == 2306048000);
+        if (!extra)
+            CU_ASSERT(!strcmp(src, "default") && rto == 20000000);
+        g_free(src);
+    }
     if (rc == 0 && extra && strstr(extra, "--drop")) {
         CU_ASSERT(test_metric(lab, "retransmitted_packets") > 0);
         CU_ASSERT(test_metric(lab, "naks_sent") > 0);
@@ -820,17 +832,50 @@ static void test_schedule_subset(void)
     test_rmtree(dir);
     g_free(dir);
 }
+/* The default retransmission timeout (udp_default_rto_ns), by hand: host 1 has three QPs in
+ * (0->1 twice, on two tags, and 2->1) and one out (1->3), so 4 QPs; 1024-byte packets make
+ * frames of 1024 + 14 (Ethernet) + 20 (IPv4) + 8 (UDP) + 12 (BTH) + 16 (RETH) + 4 (immediate)
+ * + 4 (ICRC) + 4 (FCS) + 20 (preamble, gap) = 1126 bytes on the wire. */
+static void test_default_rto(void)
+{
+    char *dir = test_tmpdir();
+    char *p = write_file(dir, "s.sched", "# rocesim-schedule v2\nmeta hosts 4\nmeta mtu 1024\n"
+                         "qp 0 0 1 3 49156\nqp 1 0 1 3 49157\nqp 2 2 1 3 49158\nqp 3 1 3 3 49159\n"
+                         "0 0 1 100000 3 0 0 - - - 0\n"
+                         "1 0 1 100000 3 1 0 - - - 0\n"
+                         "2 2 1 100000 3 2 0 - - - 0\n"
+                         "3 1 3 100000 3 3 0 - - - 0\n");
+    GError *e = NULL;
+    struct schedule *s = schedule_read(p, 0, &e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    /* 100 Mbit/s: 2 x 4 x 64 x 1126 x 8 / 1e8 s = 46.12096 ms */
+    CU_ASSERT_EQUAL(udp_default_rto_ns(s, 1024, 64, 100000000), 46120960);
+    /* a window of 16: 11.53 ms, under the floor */
+    CU_ASSERT_EQUAL(udp_default_rto_ns(s, 1024, 16, 100000000), UDP_RTO_FLOOR_NS);
+    CU_ASSERT_EQUAL(UDP_RTO_FLOOR_NS, 20000000);
+    /* 1 Gbit/s: 4.6 ms, the floor; unpaced: the floor */
+    CU_ASSERT_EQUAL(udp_default_rto_ns(s, 1024, 64, 1000000000), UDP_RTO_FLOOR_NS);
+    CU_ASSERT_EQUAL(udp_default_rto_ns(s, 1024, 64, 0), UDP_RTO_FLOOR_NS);
+    /* 4096-byte packets at 10 Mbit/s: 2 x 4 x 64 x 4198 x 8 / 1e7 s = 1.7195008 s */
+    CU_ASSERT_EQUAL(udp_default_rto_ns(s, 4096, 64, 10000000), 1719500800);
+    schedule_free(s);
+    g_free(p);
+    test_rmtree(dir);
+    g_free(dir);
+}
+
 /* 2% of data packets lost on the way: NAKs and timeouts, go-back-N, everything lands */
 static void test_mpirun_drops_recovered(void) { replay_scenario("ring4", "--drop 0.02 --rto 20ms", FALSE); }
 
 /* ring4 paced at 2 Mb/s: 96 transfers of 64 KiB, about 0.57 s each, 7 s in all (measured),
  * past the control plane's setup deadline (the larger of --timeout and 5 s), while each
- * transfer ends well inside --timeout 3s (--rto 1s: a window of 64 packets takes 0.3 s to
- * pace out). The clocks' second estimate after the run was bounded by that setup deadline
- * and failed at once after such a run; it gets time of its own now. */
+ * transfer ends well inside --timeout 3s. The clocks' second estimate after the run was
+ * bounded by that setup deadline and failed at once after such a run; it gets time of its
+ * own now. Without --rto: the default must not time out what is only paced slowly. Each host
+ * has 4 QPs (2 channels, one QP out and one in each), so 2 x 4 x 64 x 1126 x 8 / 2e6 s. */
 static void test_mpirun_longer_than_setup_deadline(void)
 {
-    replay_scenario("ring4", "--rate 2Mbps --rto 1s --timeout 3s", FALSE);
+    replay_scenario("ring4", "--rate 2Mbps --timeout 3s", FALSE);
 }
 
 /* The ranks read their NIC's DCQCN knobs (here a fixture tree given as --sysfs-net, the map
@@ -1105,6 +1150,7 @@ static CU_TestInfo tests[] = {
     { "mpirun -np 4: packet loss recovered", test_mpirun_drops_recovered },
     { "mpirun -np 4: a replay longer than the setup deadline measures the clocks again", test_mpirun_longer_than_setup_deadline },
     { "mpirun -np 2: CE marks, CNPs, DCQCN vs no CC", test_mpirun_cc_cnp },
+    { "default retransmission timeout: a window of every QP of the busiest host", test_default_rto },
     { "mpirun -np 4: NIC knobs into summary.json and fragments", test_mpirun_knobs_fixture },
     { "a rank killed: the others stop, incomplete", test_rank_killed },
     { "a rank hung: timeout, incomplete", test_rank_hangs },
