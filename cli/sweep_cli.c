@@ -29,7 +29,9 @@ int sweep_cli_setup(const char *cmd, const char *summary, int argc, char **argv,
         { "vary", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->vary, sweep_vary_help, "SECTION.KEY=VALUES" },
         { "jobs", 'j', 0, G_OPTION_ARG_INT, &o->jobs, "Points run at once (default: the cores available, over --workers)", "N" },
         { "workers", 0, 0, G_OPTION_ARG_STRING, &o->workers,
-          "Simulate each point on N threads, with results identical to one (default 1)", "N" },
+          "Simulate each point on N threads, with results identical to one (default 1; auto: the points running "
+          "at once share out the CPUs, each pinned to its share and on one thread per CPU of it)",
+          "N|auto" },
         { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o->out, "Sweep folder (default: the scenario's [output] dir + -sweep or -tune)", "DIR" },
         { "set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &o->sets, "Override a scenario key in every point (repeatable)", "SECTION.KEY=VALUE" },
         { "seed", 0, 0, G_OPTION_ARG_STRING, &o->seed, "Random seed of every point (same as --set scenario.seed=N)", "N" },
@@ -52,12 +54,14 @@ int sweep_cli_setup(const char *cmd, const char *summary, int argc, char **argv,
         g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "--replicates %d: expected a number of seeds from 1 to %d",
                     o->replicates, SWEEP_MAX_REPLICATES);
     guint64 workers = 1;
-    if (!err && o->workers) {
+    gboolean workers_auto = o->workers && !strcmp(o->workers, "auto");
+    if (!err && o->workers && !workers_auto) {
         char *end;
         workers = g_ascii_strtoull(o->workers, &end, 10);
         if (!*o->workers || *end || workers < 1 || workers > RUN_MAX_WORKERS)
             g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
-                        "--workers '%s': expected a whole number from 1 to %d", o->workers, RUN_MAX_WORKERS);
+                        "--workers '%s': expected a whole number from 1 to %d, or auto", o->workers,
+                        RUN_MAX_WORKERS);
     }
     if (!err && o->jobs < 0)
         g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE, "-j %d: expected a number of processes of 1 or more",
@@ -111,6 +115,7 @@ int sweep_cli_setup(const char *cmd, const char *summary, int argc, char **argv,
         return 2;
     }
     s->workers = (guint)workers;
+    s->workers_auto = workers_auto;
     if (!o->jobs && s->workers > 1) /* the cores shared out: points x threads */
         s->jobs = MAX(1, s->jobs / s->workers);
     return 0;

@@ -9,7 +9,9 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "sim/cpus.h"
 #include "tune/sweep.h"
+#include "tune/sweep_cpus.h"
 #include "tests/testutil.h"
 
 /* ======================================================================================
@@ -480,6 +482,108 @@ static void test_points_match_single_runs(void)
     for (int i = 0; i < 4; i++)
         g_free(marks[i]);
     g_free(csv);
+    g_free(ini);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
+/* --workers auto's shares (sweep_cpus.h), by hand. */
+static void test_cpu_shares(void)
+{
+    int out[8];
+    const int eight[] = { 0, 1, 2, 3, 4, 5, 6, 7 };
+    /* 3 lanes on 8 CPUs: 8 / 3 = 2 each, from k x 2 */
+    CU_ASSERT(sweep_lane_cpus(eight, 8, 3, 0, out) == 2 && out[0] == 0 && out[1] == 1);
+    CU_ASSERT(sweep_lane_cpus(eight, 8, 3, 2, out) == 2 && out[0] == 4 && out[1] == 5);
+    /* 4 lanes on 6 CPUs: one each; one lane gets them all */
+    const int six[] = { 0, 1, 2, 3, 4, 5 };
+    CU_ASSERT(sweep_lane_cpus(six, 6, 4, 3, out) == 1 && out[0] == 3);
+    CU_ASSERT(sweep_lane_cpus(six, 6, 1, 0, out) == 6 && out[0] == 0 && out[5] == 5);
+    /* more lanes than CPUs (-j 3 under taskset -c 2,5): round the CPUs again */
+    const int two[] = { 2, 5 };
+    CU_ASSERT(sweep_lane_cpus(two, 2, 3, 2, out) == 1 && out[0] == 2);
+    /* 2 ranks on an 8-CPU host, not bound: the second takes CPUs 4-7 */
+    int all[8];
+    memcpy(all, eight, sizeof all);
+    CU_ASSERT(sweep_cpus_share(all, 8, 8, 1, 2) == 4 && all[0] == 4 && all[3] == 7);
+    /* bound by the launcher (a mask of 2 of the 8 CPUs online): the mask is the share */
+    int bound[] = { 6, 7 };
+    CU_ASSERT(sweep_cpus_share(bound, 2, 8, 1, 2) == 2 && bound[0] == 6 && bound[1] == 7);
+    /* 3 ranks on 2 CPUs: one each, the third round again */
+    int small[] = { 0, 1 };
+    CU_ASSERT(sweep_cpus_share(small, 2, 2, 2, 3) == 1 && small[0] == 0);
+    /* the local rank comes from the launcher's environment */
+    g_setenv("OMPI_COMM_WORLD_RANK", "3", TRUE);
+    g_setenv("OMPI_COMM_WORLD_SIZE", "4", TRUE);
+    g_setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "2", TRUE);
+    g_setenv("OMPI_COMM_WORLD_LOCAL_RANK", "1", TRUE);
+    struct mpi_split m;
+    GError *e = NULL;
+    CU_ASSERT_FATAL(mpi_split_detect(&m, &e));
+    CU_ASSERT(m.rank == 3 && m.size == 4 && m.local_size == 2 && m.local_rank == 1);
+    mpi_split_clear(&m);
+    g_unsetenv("OMPI_COMM_WORLD_RANK");
+    g_unsetenv("OMPI_COMM_WORLD_SIZE");
+    g_unsetenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    g_unsetenv("OMPI_COMM_WORLD_LOCAL_RANK");
+}
+
+/* The "workers" a point of a --workers auto sweep ran on (its summary.json), -1 if none. */
+static int point_workers(const char *points, const char *name)
+{
+    char *dir = g_build_filename(points, name, NULL);
+    char *j = slurp_in(dir, "summary.json");
+    const char *at = j ? strstr(j, "\"workers\" : ") : NULL;
+    int w = at ? atoi(at + strlen("\"workers\" : ")) : -1;
+    g_free(j);
+    g_free(dir);
+    return w;
+}
+
+/* --workers auto: with one point it takes every CPU this process may use (as many as its
+ * fabric splits into: 8 hosts and 3 switches, 11); with three points the CPUs are shared
+ * out over the points that run at once (C CPUs, min(C, 3) lanes, max(1, C / lanes) each),
+ * each point pinned to its share, which its `run --workers auto` then counts. Results stay
+ * those of a single run. */
+static void test_workers_auto(void)
+{
+    char *tmp = test_tmpdir();
+    char *ini = write_in(tmp, "small.ini", small_ini);
+    const char *bin = test_rocesim_bin();
+    guint C = cpus_available(), lanes = MIN(C, 3u), share = MAX(1u, C / lanes);
+    char *out = NULL;
+    int rc = sh(&out, "%s sweep '%s' --vary switch.ecn_kmin=20KB --workers auto -o '%s/one' --no-plots 2>&1", bin,
+                ini, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    char *line = g_strdup_printf("workers: auto, 1 point at once on %u CPU%s each", C, C == 1 ? "" : "s");
+    CU_ASSERT(has(out, line));
+    g_free(line);
+    g_free(out);
+    char *points = g_build_filename(tmp, "one", "points", NULL);
+    CU_ASSERT_EQUAL(point_workers(points, "ecn_kmin=20KB"), (int)MIN(C, 11u));
+    char *pdir = g_build_filename(points, "ecn_kmin=20KB", NULL), *sdir = g_build_filename(tmp, "single", NULL);
+    rc = sh(NULL, "%s run '%s' --set switch.ecn_kmin=20KB -o '%s' -q --no-plots", bin, ini, sdir);
+    CU_ASSERT_EQUAL(rc, 0);
+    char *a = slurp_in(pdir, "transfers.csv"), *b = slurp_in(sdir, "transfers.csv");
+    CU_ASSERT(a && b && !strcmp(a, b));
+    g_free(a);
+    g_free(b);
+    g_free(pdir);
+    g_free(sdir);
+    g_free(points);
+    rc = sh(&out, "%s sweep '%s' --vary switch.ecn_kmin=20KB,40KB,80KB --workers auto -o '%s/three' --no-plots 2>&1",
+            bin, ini, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    line = g_strdup_printf("workers: auto, %u point%s at once on %u CPU%s each", lanes, lanes == 1 ? "" : "s", share,
+                           share == 1 ? "" : "s");
+    CU_ASSERT(has(out, line));
+    g_free(line);
+    g_free(out);
+    points = g_build_filename(tmp, "three", "points", NULL);
+    const char *names[] = { "ecn_kmin=20KB", "ecn_kmin=40KB", "ecn_kmin=80KB" };
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(point_workers(points, names[i]), (int)MIN(share, 11u));
+    g_free(points);
     g_free(ini);
     test_rmtree(tmp);
     g_free(tmp);
@@ -1180,6 +1284,8 @@ static CU_TestInfo tests[] = {
     { "constraints", test_constraints },
     { "coarse grid of tune", test_coarse },
     { "sweep points are byte-identical to single runs", test_points_match_single_runs },
+    { "--workers auto: CPU shares by hand", test_cpu_shares },
+    { "--workers auto: points share out the CPUs, pinned", test_workers_auto },
     { "resume after SIGTERM and after a deleted point", test_resume },
     { "a failing point is reported, the others complete", test_failing_point },
     { "bad input is exit 2 before anything runs", test_bad_input },

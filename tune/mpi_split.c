@@ -32,6 +32,7 @@ gboolean mpi_split_detect(struct mpi_split *m, GError **err)
     m->source = NULL;
     m->job = NULL;
     m->local_size = 1;
+    m->local_rank = 0;
     for (gsize i = 0; i < G_N_ELEMENTS(vars); i++) {
         if (!g_getenv(vars[i].rank) && !g_getenv(vars[i].size))
             continue;
@@ -76,11 +77,22 @@ gboolean mpi_split_detect(struct mpi_split *m, GError **err)
         g_string_free(job, TRUE);
     int ls;
     GError *ignore = NULL;
-    if (env_int("OMPI_COMM_WORLD_LOCAL_SIZE", &ls, &ignore) && ls > 0)
-        m->local_size = ls;
-    else if (env_int("MPI_LOCALNRANKS", &ls, &ignore) && ls > 0)
-        m->local_size = ls;
+    /* malformed local values are ignored: they only tune how many points run at once */
+    gboolean have_ls = env_int("OMPI_COMM_WORLD_LOCAL_SIZE", &ls, &ignore) && ls > 0;
     g_clear_error(&ignore);
+    if (!have_ls)
+        have_ls = env_int("MPI_LOCALNRANKS", &ls, &ignore) && ls > 0;
+    g_clear_error(&ignore);
+    if (have_ls)
+        m->local_size = ls;
+    int lr;
+    gboolean have_lr = env_int("OMPI_COMM_WORLD_LOCAL_RANK", &lr, &ignore);
+    g_clear_error(&ignore);
+    if (!have_lr)
+        have_lr = env_int("MPI_LOCALRANKID", &lr, &ignore);
+    g_clear_error(&ignore);
+    if (have_lr && lr >= 0 && lr < m->local_size)
+        m->local_rank = lr;
     return TRUE;
 }
 

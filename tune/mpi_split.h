@@ -15,6 +15,8 @@ struct mpi_split {
                          * between launches (launcher job id), or NULL when unknown */
     int local_size;     /* ranks on this host (OMPI_COMM_WORLD_LOCAL_SIZE / MPI_LOCALNRANKS), 1
                          * when unknown */
+    int local_rank;     /* this rank among them (OMPI_COMM_WORLD_LOCAL_RANK / MPI_LOCALRANKID),
+                         * 0 when unknown */
 };
 
 /* Reads the environment. FALSE with *err when the variables are there but malformed

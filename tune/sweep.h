@@ -166,6 +166,9 @@ struct sweep {
     char *out, *points_dir;
     guint jobs;
     guint workers;        /* threads per point (`run --workers`; 0 or 1: one) */
+    gboolean workers_auto; /* --workers auto: the points running at once share out this
+                            * process's CPUs, each pinned to its share (tune/sweep_cpus.h) */
+    guint auto_lanes, auto_cpus; /* the share last announced */
     gboolean quiet;       /* no progress line, no per-point chatter (failures still shown) */
     gboolean progress;    /* a progress line on stderr (a terminal and not quiet) */
     const char *cmd;      /* "sweep" or "tune", for messages */

@@ -2,9 +2,11 @@
  * interrupts, failures (see sweep.h). */
 #define _GNU_SOURCE
 #include "tune/sweep.h"
+#include "tune/sweep_cpus.h"
 #include "tune/sweep_point.h"
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <sched.h>
 #include <sys/wait.h>
 
 static double now_s(void)
@@ -96,7 +98,9 @@ struct running {
     struct sweep_point *p;
 };
 
-static pid_t launch(struct sweep *s, struct sweep_point *p, const sigset_t *oldmask, GError **err)
+/* Starts point p's run; cpus (NULL: none) is the CPU set it is pinned to, with --workers auto. */
+static pid_t launch(struct sweep *s, struct sweep_point *p, const sigset_t *oldmask, const cpu_set_t *cpus,
+                    GError **err)
 {
     sweep_point_clean(s, p);
     char *out = sweep_point_path(s, p, "");
@@ -114,7 +118,10 @@ static pid_t launch(struct sweep *s, struct sweep_point *p, const sigset_t *oldm
     g_ptr_array_add(argv, "--quiet");
     g_ptr_array_add(argv, "--no-plots");
     char workers[16];
-    if (s->workers > 1) {
+    if (cpus) {
+        g_ptr_array_add(argv, "--workers");
+        g_ptr_array_add(argv, "auto");
+    } else if (s->workers > 1) {
         g_snprintf(workers, sizeof workers, "%u", s->workers);
         g_ptr_array_add(argv, "--workers");
         g_ptr_array_add(argv, workers);
@@ -154,6 +161,12 @@ static pid_t launch(struct sweep *s, struct sweep_point *p, const sigset_t *oldm
         dup2(nullfd, STDOUT_FILENO);
         dup2(logfd, STDERR_FILENO);
         sigprocmask(SIG_SETMASK, oldmask, NULL);
+        if (cpus && sched_setaffinity(0, sizeof *cpus, cpus) != 0) {
+            static const char msg[] = "rocesim sweep: cannot pin the point to its CPUs\n";
+            ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+            (void)w;
+            _exit(127);
+        }
         execve("/proc/self/exe", (char **)argv->pdata, envp);
         static const char msg[] = "rocesim sweep: cannot execute /proc/self/exe\n";
         ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
@@ -279,6 +292,23 @@ enum sweep_result sweep_run(struct sweep *s, const guint *which, guint n, sweep_
 
     struct running *run = g_new0(struct running, s->jobs);
     guint next = 0, nrun = 0;
+    /* --workers auto: lane k (run[k]) gets its share of the CPUs */
+    guint lanes = MAX(1u, MIN(s->jobs, queue->len)), ncpu = 0;
+    int *cpu = NULL;
+    if (s->workers_auto && queue->len) {
+        cpu = g_new(int, CPU_SETSIZE);
+        ncpu = sweep_cpus_mine(&s->mpi, cpu);
+        int lane[CPU_SETSIZE];
+        guint w = sweep_lane_cpus(cpu, ncpu, lanes, 0, lane);
+        if (!s->quiet && (lanes != s->auto_lanes || w != s->auto_cpus)) {
+            sweep_progress_end(s);
+            printf("  workers: auto, %u point%s at once on %u CPU%s each (of %u)\n", lanes, lanes == 1 ? "" : "s", w,
+                   w == 1 ? "" : "s", ncpu);
+            fflush(stdout);
+        }
+        s->auto_lanes = lanes;
+        s->auto_cpus = w;
+    }
     gboolean terminated = FALSE; /* SIGTERM sent to what runs */
 #define TERMINATE_ALL(signo)                                                                     \
     do {                                                                                         \
@@ -290,8 +320,19 @@ enum sweep_result sweep_run(struct sweep *s, const guint *which, guint n, sweep_
     while (nrun > 0 || (!stop && next < queue->len)) {
         while (!stop && nrun < s->jobs && next < queue->len) {
             struct sweep_point *p = g_ptr_array_index(queue, next++);
+            guint slot = 0;
+            while (run[slot].pid)
+                slot++;
+            cpu_set_t pin;
+            if (cpu) {
+                int lane[CPU_SETSIZE];
+                guint w = sweep_lane_cpus(cpu, ncpu, lanes, slot, lane);
+                CPU_ZERO(&pin);
+                for (guint i = 0; i < w; i++)
+                    CPU_SET(lane[i], &pin);
+            }
             GError *e = NULL;
-            pid_t pid = launch(s, p, &old, &e);
+            pid_t pid = launch(s, p, &old, cpu ? &pin : NULL, &e);
             if (pid < 0) {
                 report(s, "rocesim %s: %s", s->cmd, e->message);
                 g_error_free(e);
@@ -304,12 +345,8 @@ enum sweep_result sweep_run(struct sweep *s, const guint *which, guint n, sweep_
                     stop = TRUE;
                 continue;
             }
-            for (guint k = 0; k < s->jobs; k++)
-                if (!run[k].pid) {
-                    run[k].pid = pid;
-                    run[k].p = p;
-                    break;
-                }
+            run[slot].pid = pid;
+            run[slot].p = p;
             nrun++;
             g->running++;
         }
@@ -360,6 +397,7 @@ enum sweep_result sweep_run(struct sweep *s, const guint *which, guint n, sweep_
     }
 #undef TERMINATE_ALL
     g_free(run);
+    g_free(cpu);
     sigprocmask(SIG_SETMASK, &old, NULL);
     g_ptr_array_unref(queue);
     progress_show(s, NULL);
