@@ -122,8 +122,8 @@ static char *unit_names(const struct unit *units)
 /* Parses "<number><unit>", blanks (space, tab) allowed around and between. The number is
  * decimal, read exactly (no binary floating point), with an optional fraction and exponent;
  * the value in the base unit must be a whole number that fits in uint64_t. */
-static gboolean parse_with_units(const char *text, const struct unit *units, const char *what,
-                                 const char *example, uint64_t *out, char **why)
+static gboolean parse_explained(const char *text, const struct unit *units, const char *what,
+                                const char *example, uint64_t *out, char **why)
 {
     if (!text || !*text) {
         *why = g_strdup_printf("empty value: expected a %s such as %s", what, example);
@@ -222,6 +222,16 @@ gboolean units_parse_real(const char *text, double *out)
     return TRUE;
 }
 
+/* parse_explained, with why NULL when the caller wants no message */
+static gboolean parse_with_units(const char *text, const struct unit *units, const char *what,
+                                 const char *example, uint64_t *out, char **why)
+{
+    char *msg = NULL;
+    gboolean ok = parse_explained(text, units, what, example, out, why ? why : &msg);
+    g_free(msg);
+    return ok;
+}
+
 gboolean units_parse_size(const char *text, uint64_t *bytes, char **why)
 {
     return parse_with_units(text, size_units, "size", "4KB or 1MiB", bytes, why);
@@ -229,9 +239,7 @@ gboolean units_parse_size(const char *text, uint64_t *bytes, char **why)
 
 gboolean units_parse_rate(const char *text, uint64_t *bps, char **why)
 {
-    if (!parse_with_units(text, rate_units, "rate", "100Gbps", bps, why))
-        return FALSE;
-    return TRUE;
+    return parse_with_units(text, rate_units, "rate", "100Gbps", bps, why);
 }
 
 gboolean units_parse_time(const char *text, simtime_t *ps, char **why)

@@ -7,7 +7,7 @@
 #include "sim/simtime.h"
 
 /* Each returns TRUE and stores the value, or FALSE with a message in *why (g_free it)
- * saying what was expected. */
+ * saying what was expected; why may be NULL (no message). */
 gboolean units_parse_size(const char *text, uint64_t *bytes, char **why);
 gboolean units_parse_rate(const char *text, uint64_t *bps, char **why);
 gboolean units_parse_time(const char *text, simtime_t *ps, char **why);

@@ -491,6 +491,38 @@ static void test_counter_intervals(void)
     g_free(dir);
 }
 
+/* A summary.json whose counter_sample is not a time (a hand-edited folder): the period comes
+ * from the samples' smallest gap, as without one (it once crashed plot: the parse's message
+ * went through a NULL pointer). */
+static void test_counter_sample_not_a_time(void)
+{
+    char *dir = fixture_tmp(NULL);
+    char *p = g_build_filename(dir, "counters.csv", NULL);
+    g_file_set_contents(p, "t_ns,node,port,counter,value\n20000,leaf0,1,ecn_marked,5\n"
+                           "100000,leaf0,1,ecn_marked,12\n", -1, NULL);
+    g_free(p);
+    p = g_build_filename(dir, "summary.json", NULL);
+    char *text = NULL;
+    g_file_get_contents(p, &text, NULL, NULL);
+    GString *g = g_string_new(text);
+    CU_ASSERT_EQUAL_FATAL(g_string_replace(g, "\"scenario\": {\"name\"", "\"output\": {\"counter_sample\": \"fast\"}, "
+                                                                         "\"scenario\": {\"name\"", 1), 1);
+    g_file_set_contents(p, g->str, -1, NULL);
+    g_string_free(g, TRUE);
+    g_free(text);
+    g_free(p);
+    GError *e = NULL;
+    plot_results(dir, &e);
+    g_clear_error(&e);
+    char *plots = g_build_filename(dir, "plots", NULL);
+    char *dat = read_text(plots, "ecn_cnp.dat");
+    CU_ASSERT_PTR_NOT_NULL(dat);
+    g_free(dat);
+    g_free(plots);
+    test_rmtree(dir);
+    g_free(dir);
+}
+
 /* A finished flow's rate line ends when it finishes: rates.csv has flow 3 at 50 Gb/s from 0,
  * 40 from 100 us and an empty rate at 150 us (nothing left to send), in a 200 us run. Its
  * plotted series holds 40 up to 150 us and has no finite point after it; flow 4, still
@@ -546,6 +578,7 @@ static void test_rate_line_ends(void)
 static CU_TestInfo tests[] = {
     { "a finished flow's rate line ends at its end", test_rate_line_ends },
     { "ECN/CNP counts land in their own sampling interval", test_counter_intervals },
+    { "a counter_sample that is not a time: the samples' gap instead, no crash", test_counter_sample_not_a_time },
     { "every figure drawn as PNG and SVG", test_all_figures },
     { "missing or empty inputs are skipped", test_missing_inputs_skipped },
     { "PFC watchdog rows: the pause ends at its resume", test_watchdog_rows },

@@ -96,6 +96,15 @@ static void test_size_errors(void)
     CU_ASSERT_FALSE(units_parse_size(NULL, &v, &why));
     CU_ASSERT_PTR_NOT_NULL(why);
     g_free(why);
+    /* no message wanted (why NULL): the answer alone, for bad and good values (an edge list's
+     * "100Gbp" once wrote its message through NULL; fuzz_edges, 2026-12-06) */
+    simtime_t t = 0;
+    CU_ASSERT_FALSE(units_parse_rate("100Gbp", &v, NULL));
+    CU_ASSERT_FALSE(units_parse_time("1uus", &t, NULL));
+    CU_ASSERT_FALSE(units_parse_size("", &v, NULL));
+    CU_ASSERT_FALSE(units_parse_size("0.5B", &v, NULL));
+    CU_ASSERT(units_parse_rate("100Gbps", &v, NULL) && v == 100000000000ull);
+    CU_ASSERT(units_parse_time("1.5us", &t, NULL) && t == 1500000);
 }
 
 /* ---- rates ---- */
