@@ -123,6 +123,17 @@ static int find_root(int *parent, int x)
     return x;
 }
 
+/* A row or column of topo -m: GPUn is n, NICn is MAXDEV + n; -1 for anything else (n out of
+ * range, or not a number). */
+static int device_index(const char *name)
+{
+    gboolean gpu = g_str_has_prefix(name, "GPU"), nic = g_str_has_prefix(name, "NIC");
+    guint64 n;
+    if ((!gpu && !nic) || !g_ascii_string_to_unsigned(name + 3, 10, 0, MAXDEV - 1, &n, NULL))
+        return -1;
+    return (nic ? MAXDEV : 0) + (int)n;
+}
+
 static gboolean parse_smi(const char *text, struct layout *l, char **why)
 {
     char **lines = g_strsplit(text, "\n", -1);
@@ -130,6 +141,7 @@ static gboolean parse_smi(const char *text, struct layout *l, char **why)
     int ncols = 0, numa_col = -1;
     int parent[2 * MAXDEV], numa[2 * MAXDEV];
     char *rel[2 * MAXDEV][2 * MAXDEV];
+    gboolean seen[2 * MAXDEV] = { FALSE }; /* rows read */
     memset(rel, 0, sizeof rel);
     for (int i = 0; i < 2 * MAXDEV; i++) {
         parent[i] = i;
@@ -142,32 +154,45 @@ static gboolean parse_smi(const char *text, struct layout *l, char **why)
             break;
         /* columns are separated by tabs (or runs of spaces); "CPU Affinity" is one column */
         char **f = g_regex_split_simple("\\t+|\\s{2,}", s, 0, 0);
+        if (!f || !f[0]) { /* (text is UTF-8 and the line not blank: not seen) */
+            g_strfreev(f);
+            continue;
+        }
         int nf = (int)g_strv_length(f);
         if (!head) {
             head = f;
             ncols = nf;
-            for (int c = 0; c < nf; c++)
+            gboolean named[2 * MAXDEV] = { FALSE };
+            for (int c = 0; c < nf && ok; c++) {
                 if (!strcmp(f[c], "NUMA Affinity"))
                     numa_col = c;
+                int col = device_index(f[c]);
+                if (col >= 0 && named[col]) {
+                    *why = g_strdup_printf("nvidia-smi topo -m, line %d: the header names %s twice", ln + 1, f[c]);
+                    ok = FALSE;
+                } else if (col >= 0) {
+                    named[col] = TRUE;
+                }
+            }
             continue;
         }
-        int row = -1;
-        if (g_str_has_prefix(f[0], "GPU"))
-            row = atoi(f[0] + 3);
-        else if (g_str_has_prefix(f[0], "NIC"))
-            row = MAXDEV + atoi(f[0] + 3);
-        if (row < 0 || row >= 2 * MAXDEV || row % MAXDEV >= MAXDEV) {
+        int row = device_index(f[0]);
+        if (row < 0) {
             *why = g_strdup_printf("nvidia-smi topo -m, line %d: expected a GPUn or NICn row", ln + 1);
             ok = FALSE;
+        } else if (seen[row]) {
+            *why = g_strdup_printf("nvidia-smi topo -m, line %d: a second row for %s", ln + 1, f[0]);
+            ok = FALSE;
+        } else {
+            seen[row] = TRUE;
         }
         if (row < MAXDEV && row + 1 > l->ngpu)
             l->ngpu = row + 1;
         if (row >= MAXDEV && row - MAXDEV + 1 > l->nnic)
             l->nnic = row - MAXDEV + 1;
         for (int c = 1; ok && c < nf && c < ncols; c++) {
-            int col = g_str_has_prefix(head[c - 1], "GPU") ? atoi(head[c - 1] + 3)
-                    : g_str_has_prefix(head[c - 1], "NIC") ? MAXDEV + atoi(head[c - 1] + 3) : -1;
-            if (col >= 0 && col < 2 * MAXDEV && row >= 0)
+            int col = device_index(head[c - 1]);
+            if (col >= 0 && row >= 0)
                 rel[row][col] = g_strdup(f[c]);
             if (numa_col >= 0 && c == numa_col + 1 && row >= 0 && row < MAXDEV)
                 numa[row] = atoi(f[c]);
@@ -227,6 +252,16 @@ static char *join(const int *v, int n)
 GHashTable *nccl_topo_import(const char *text, char **why)
 {
     struct layout l = { 0 };
+    const char *bad;
+    if (!g_utf8_validate(text, -1, &bad)) {
+        /* both formats are text, and GRegex and GMarkup read only UTF-8 */
+        int line = 1;
+        for (const char *c = text; c < bad; c++)
+            line += *c == '\n';
+        *why = g_strdup_printf("line %d: not UTF-8 text (byte 0x%02x at offset %td): expected NCCL's topology XML "
+                               "or the text of nvidia-smi topo -m", line, (unsigned char)*bad, bad - text);
+        return NULL;
+    }
     const char *p = text;
     while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
         p++;

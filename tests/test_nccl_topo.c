@@ -99,6 +99,31 @@ static void test_bad_input(void)
     CU_ASSERT_PTR_NULL(nccl_topo_import("hello\nworld\n", &why));
     CU_ASSERT_PTR_NOT_NULL(why);
     g_free(why);
+    /* a byte that is not UTF-8 on line 2 of topo -m text, at offset 11 + 9 (GRegex gave no
+     * columns for it and the reader crashed; fuzz_lab, 2026-12-06), and in XML */
+    why = NULL;
+    CU_ASSERT_PTR_NULL(nccl_topo_import("\tGPU0\tNIC0\nGPU0\tX\tNV\xd7\xc7\nNIC0\tPXB\tX\n", &why));
+    CU_ASSERT(why && strstr(why, "line 2: not UTF-8") && strstr(why, "0xd7 at offset 20"));
+    g_free(why);
+    why = NULL;
+    CU_ASSERT_PTR_NULL(nccl_topo_import("<system>\xff</system>", &why));
+    CU_ASSERT(why && strstr(why, "line 1: not UTF-8") && strstr(why, "0xff at offset 8"));
+    g_free(why);    /* a device's row twice (GPU0 and GPU00 are one device), or its column twice: refused
+     * (the second row's cells once replaced the first's and leaked them; fuzz_lab) */
+    why = NULL;
+    CU_ASSERT_PTR_NULL(nccl_topo_import("\tGPU0\tNIC0\tNUMA Affinity\nGPU0\tX\tPXB\t0\nGPU00\tX\tPXB\t0\n"
+                                        "NIC0\tPXB\tX\t0\n", &why));
+    CU_ASSERT(why && strstr(why, "line 3: a second row for GPU00"));
+    g_free(why);
+    why = NULL;
+    CU_ASSERT_PTR_NULL(nccl_topo_import("\tGPU0\tNIC0\tGPU0\tNUMA Affinity\nGPU0\tX\tPXB\tX\t0\n", &why));
+    CU_ASSERT(why && strstr(why, "line 1: the header names GPU0 twice"));
+    g_free(why);
+    /* a device number that is not one: refused, not read as GPU 7 */
+    why = NULL;
+    CU_ASSERT_PTR_NULL(nccl_topo_import("\tGPU0\tNIC0\tNUMA Affinity\nGPU7x\tX\tPXB\t0\n", &why));
+    CU_ASSERT(why && strstr(why, "line 2: expected a GPUn or NICn row"));
+    g_free(why);
 }
 
 /* A dump in which GPU 5's link trained at x8: the import lists per-GPU widths and the fabric

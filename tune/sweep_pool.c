@@ -300,7 +300,7 @@ enum sweep_result sweep_run(struct sweep *s, const guint *which, guint n, sweep_
         ncpu = sweep_cpus_mine(&s->mpi, cpu);
         int lane[CPU_SETSIZE];
         guint w = sweep_lane_cpus(cpu, ncpu, lanes, 0, lane);
-        if (!s->quiet && (lanes != s->auto_lanes || w != s->auto_cpus)) {
+        if (!s->quiet && s->mpi.rank == 0 && (lanes != s->auto_lanes || w != s->auto_cpus)) {
             sweep_progress_end(s);
             printf("  workers: auto, %u point%s at once on %u CPU%s each (of %u)\n", lanes, lanes == 1 ? "" : "s", w,
                    w == 1 ? "" : "s", ncpu);
