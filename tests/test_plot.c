@@ -433,29 +433,44 @@ static void test_decimation_keeps_peaks(void)
  * 100 us (12) and at the end, 200 us (12, unchanged), with counter_sample = 10 us. The plotted
  * series must be 5 in (10, 20] us, 7 in (90, 100] us, 0 in every other interval (not 7 spread
  * over (20, 100]), and sum to the total, 12. */
-static void test_counter_intervals(void)
+/* The fixture with counters.csv as given and the scenario's [output] counter_sample. */
+static char *counter_fixture(const char *counters, const char *sample)
 {
     char *dir = fixture_tmp(NULL);
     char *p = g_build_filename(dir, "counters.csv", NULL);
-    g_file_set_contents(p, "t_ns,node,port,counter,value\n20000,leaf0,1,ecn_marked,5\n"
-                           "100000,leaf0,1,ecn_marked,12\n200000,leaf0,1,ecn_marked,12\n", -1, NULL);
+    g_file_set_contents(p, counters, -1, NULL);
     g_free(p);
-    /* the fixture's scenario gets the sampling period */
     p = g_build_filename(dir, "summary.json", NULL);
     char *text = NULL;
     g_file_get_contents(p, &text, NULL, NULL);
     GString *g = g_string_new(text);
-    CU_ASSERT_EQUAL_FATAL(g_string_replace(g, "\"scenario\": {\"name\"", "\"output\": {\"counter_sample\": \"10us\"}, "
-                                                                         "\"scenario\": {\"name\"", 1), 1);
+    char *with = g_strdup_printf("\"output\": {\"counter_sample\": \"%s\"}, \"scenario\": {\"name\"", sample);
+    CU_ASSERT_EQUAL(g_string_replace(g, "\"scenario\": {\"name\"", with, 1), 1);
     g_file_set_contents(p, g->str, -1, NULL);
+    g_free(with);
     g_string_free(g, TRUE);
     g_free(text);
     g_free(p);
+    return dir;
+}
+
+/* Plots DIR and returns the ECN/CNP figure's data (NULL if none). */
+static char *plotted_counters(const char *dir)
+{
     GError *e = NULL;
     plot_results(dir, &e);
     g_clear_error(&e);
     char *plots = g_build_filename(dir, "plots", NULL);
     char *dat = read_text(plots, "ecn_cnp.dat");
+    g_free(plots);
+    return dat;
+}
+
+static void test_counter_intervals(void)
+{
+    char *dir = counter_fixture("t_ns,node,port,counter,value\n20000,leaf0,1,ecn_marked,5\n"
+                                "100000,leaf0,1,ecn_marked,12\n200000,leaf0,1,ecn_marked,12\n", "10us");
+    char *dat = plotted_counters(dir);
     CU_ASSERT_PTR_NOT_NULL_FATAL(dat);
     char **lines = g_strsplit(dat, "\n", -1);
     double sum = 0;
@@ -486,7 +501,6 @@ static void test_counter_intervals(void)
     CU_ASSERT_DOUBLE_EQUAL(sum, 12, 1e-9);
     g_strfreev(lines);
     g_free(dat);
-    g_free(plots);
     test_rmtree(dir);
     g_free(dir);
 }
@@ -496,29 +510,11 @@ static void test_counter_intervals(void)
  * went through a NULL pointer). */
 static void test_counter_sample_not_a_time(void)
 {
-    char *dir = fixture_tmp(NULL);
-    char *p = g_build_filename(dir, "counters.csv", NULL);
-    g_file_set_contents(p, "t_ns,node,port,counter,value\n20000,leaf0,1,ecn_marked,5\n"
-                           "100000,leaf0,1,ecn_marked,12\n", -1, NULL);
-    g_free(p);
-    p = g_build_filename(dir, "summary.json", NULL);
-    char *text = NULL;
-    g_file_get_contents(p, &text, NULL, NULL);
-    GString *g = g_string_new(text);
-    CU_ASSERT_EQUAL_FATAL(g_string_replace(g, "\"scenario\": {\"name\"", "\"output\": {\"counter_sample\": \"fast\"}, "
-                                                                         "\"scenario\": {\"name\"", 1), 1);
-    g_file_set_contents(p, g->str, -1, NULL);
-    g_string_free(g, TRUE);
-    g_free(text);
-    g_free(p);
-    GError *e = NULL;
-    plot_results(dir, &e);
-    g_clear_error(&e);
-    char *plots = g_build_filename(dir, "plots", NULL);
-    char *dat = read_text(plots, "ecn_cnp.dat");
+    char *dir = counter_fixture("t_ns,node,port,counter,value\n20000,leaf0,1,ecn_marked,5\n"
+                                "100000,leaf0,1,ecn_marked,12\n", "fast");
+    char *dat = plotted_counters(dir);
     CU_ASSERT_PTR_NOT_NULL(dat);
     g_free(dat);
-    g_free(plots);
     test_rmtree(dir);
     g_free(dir);
 }

@@ -838,16 +838,13 @@ static void test_schedule_subset(void)
  * + 4 (ICRC) + 4 (FCS) + 20 (preamble, gap) = 1126 bytes on the wire. */
 static void test_default_rto(void)
 {
-    char *dir = test_tmpdir();
-    char *p = write_file(dir, "s.sched", "# rocesim-schedule v2\nmeta hosts 4\nmeta mtu 1024\n"
-                         "qp 0 0 1 3 49156\nqp 1 0 1 3 49157\nqp 2 2 1 3 49158\nqp 3 1 3 3 49159\n"
-                         "0 0 1 100000 3 0 0 - - - 0\n"
-                         "1 0 1 100000 3 1 0 - - - 0\n"
-                         "2 2 1 100000 3 2 0 - - - 0\n"
-                         "3 1 3 100000 3 3 0 - - - 0\n");
-    GError *e = NULL;
-    struct schedule *s = schedule_read(p, 0, &e);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    struct schedule *s = schedule_new();
+    const struct { uint32_t src, dst, qp; } xfers[] = { { 0, 1, 0 }, { 0, 1, 1 }, { 2, 1, 0 }, { 1, 3, 0 } };
+    for (size_t i = 0; i < G_N_ELEMENTS(xfers); i++) {
+        struct transfer t = { .src = xfers[i].src, .dst = xfers[i].dst, .bytes = 100000, .prio = 3, .qp = xfers[i].qp,
+                              .job = SCHEDULE_NO_JOB, .coll = SCHEDULE_NO_JOB };
+        schedule_add(s, &t, NULL, 0);
+    }
     /* 100 Mbit/s: 2 x 4 x 64 x 1126 x 8 / 1e8 s = 46.12096 ms */
     CU_ASSERT_EQUAL(udp_default_rto_ns(s, 1024, 64, 100000000), 46120960);
     /* a window of 16: 11.53 ms, under the floor */
@@ -859,9 +856,6 @@ static void test_default_rto(void)
     /* 4096-byte packets at 10 Mbit/s: 2 x 4 x 64 x 4198 x 8 / 1e7 s = 1.7195008 s */
     CU_ASSERT_EQUAL(udp_default_rto_ns(s, 4096, 64, 10000000), 1719500800);
     schedule_free(s);
-    g_free(p);
-    test_rmtree(dir);
-    g_free(dir);
 }
 
 /* 2% of data packets lost on the way: NAKs and timeouts, go-back-N, everything lands */
