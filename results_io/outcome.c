@@ -17,8 +17,8 @@ struct outcome_rows {
     const void *ctx;
     struct run_figures *fig;
     uint64_t *fct;   /* ns, of the completed transfers */
-    double *sd;
-    size_t k;
+    double *sd;      /* slowdowns of the completed transfers with an ideal time */
+    size_t k, ksd;
     uint32_t next;   /* the first transfer without a row yet */
 };
 
@@ -83,21 +83,25 @@ static void row_of(struct outcome_rows *r, uint32_t i, const struct transfer *t,
         if (x->state == OUTCOME_POSTED)
             row_u64(&w, x->start / PS_PER_NS);
         row_str(&w, ",,,", 3);
-        row_u64(&w, ideal / PS_PER_NS);
+        if (ideal)
+            row_u64(&w, ideal / PS_PER_NS);
         row_str(&w, ",\n", 2);
         row_put(&w, f);
         return;
     }
     fig->done++;
     uint64_t fct_ps = x->end - x->start;
-    double slow = (double)fct_ps / (double)ideal;
+    /* no ideal time (0: a replay that knows no host rate): no slowdown, empty columns */
+    double slow = ideal ? (double)fct_ps / (double)ideal : 0;
     r->fct[r->k] = fct_ps / PS_PER_NS;
-    r->sd[r->k] = slow;
+    if (ideal)
+        r->sd[r->ksd++] = slow;
     if (jx) {
         jx->done++;
         if (!jx->all) {
             g_array_append_val(jx->fct_ns, r->fct[r->k]);
-            g_array_append_val(jx->slowdown, slow);
+            if (ideal)
+                g_array_append_val(jx->slowdown, slow);
         }
         if (x->end > jx->last_end)
             jx->last_end = x->end;
@@ -107,12 +111,18 @@ static void row_of(struct outcome_rows *r, uint32_t i, const struct transfer *t,
         fig->completion = x->end;
     /* the same text as "%u,%u,%u,%lu,%u,%lu,%lu,%lu,%lu,%.4f\n", without printf: a
      * collective over thousands of ranks has tens of millions of rows */
-    const uint64_t cols[] = { x->start / PS_PER_NS, x->end / PS_PER_NS, fct_ps / PS_PER_NS, ideal / PS_PER_NS };
+    const uint64_t cols[] = { x->start / PS_PER_NS, x->end / PS_PER_NS, fct_ps / PS_PER_NS };
     for (size_t c = 0; c < G_N_ELEMENTS(cols); c++) {
         row_u64(&w, cols[c]);
         row_ch(&w, ',');
     }
-    row_fixed4(&w, slow);
+    if (ideal) {
+        row_u64(&w, ideal / PS_PER_NS);
+        row_ch(&w, ',');
+        row_fixed4(&w, slow);
+    } else {
+        row_ch(&w, ',');
+    }
     row_ch(&w, '\n');
     row_put(&w, f);
 }
@@ -149,13 +159,14 @@ void outcome_rows_end(struct outcome_rows *r)
     uint64_t fq[3];
     double sq[3];
     stats_percentiles_u64(r->fct, r->k, ps, 3, fq);
-    stats_percentiles(r->sd, r->k, ps, 3, sq);
+    stats_percentiles(r->sd, r->ksd, ps, 3, sq);
     fig->fct_p50 = fq[0];
     fig->fct_p99 = fq[1];
     fig->fct_max = fq[2];
-    fig->sd_p50 = r->k ? sq[0] : 0;
-    fig->sd_p99 = r->k ? sq[1] : 0;
-    fig->sd_max = r->k ? sq[2] : 0;
+    fig->sd_known = r->ksd;
+    fig->sd_p50 = r->ksd ? sq[0] : 0;
+    fig->sd_p99 = r->ksd ? sq[1] : 0;
+    fig->sd_max = r->ksd ? sq[2] : 0;
     outcome_rows_abort(r);
 }
 
@@ -238,18 +249,22 @@ void outcome_job_figures(const struct schedule *s, const struct run_figures *fig
             jf->fct_p99 = fig->fct_p99;
             jf->fct_max = fig->fct_max;
             jf->sd_p99 = fig->sd_p99;
+            jf->has_sd = fig->sd_known > 0;
         }
+        static const double ps[] = { 50, 99, 100 };
         guint n = jx->fct_ns->len;
         if (n) {
-            static const double ps[] = { 50, 99, 100 };
             uint64_t fq[3];
-            double sq[1];
             stats_percentiles_u64((uint64_t *)jx->fct_ns->data, n, ps, 3, fq);
-            stats_percentiles((double *)jx->slowdown->data, n, ps + 1, 1, sq);
             jf->fct_p50 = fq[0];
             jf->fct_p99 = fq[1];
             jf->fct_max = fq[2];
+        }
+        if (jx->slowdown->len) {
+            double sq[1];
+            stats_percentiles((double *)jx->slowdown->data, jx->slowdown->len, ps + 1, 1, sq);
             jf->sd_p99 = sq[0];
+            jf->has_sd = true;
         }
         /* only a job whose every transfer finished has a completion time */
         if (jx->n && jx->done == jx->n && jx->last_end >= jx->first_start)
@@ -341,9 +356,11 @@ void outcome_json_transfer_metrics(JsonBuilder *b, const struct run_figures *fig
     outcome_json_int(b, "fct_p50_ns", fig->fct_p50);
     outcome_json_int(b, "fct_p99_ns", fig->fct_p99);
     outcome_json_int(b, "fct_max_ns", fig->fct_max);
-    outcome_json_dbl(b, "slowdown_p50", fig->sd_p50);
-    outcome_json_dbl(b, "slowdown_p99", fig->sd_p99);
-    outcome_json_dbl(b, "slowdown_max", fig->sd_max);
+    if (fig->sd_known || !fig->done) { /* (a run with nothing done keeps its zeros, as before) */
+        outcome_json_dbl(b, "slowdown_p50", fig->sd_p50);
+        outcome_json_dbl(b, "slowdown_p99", fig->sd_p99);
+        outcome_json_dbl(b, "slowdown_max", fig->sd_max);
+    }
 }
 
 void outcome_json_collective_metrics(JsonBuilder *b, const struct run_figures *fig)
@@ -390,7 +407,8 @@ void outcome_json_jobs(JsonBuilder *b, const struct schedule *s, const struct ru
                 outcome_json_int(b, "fct_p50_ns", jf.fct_p50);
                 outcome_json_int(b, "fct_p99_ns", jf.fct_p99);
                 outcome_json_int(b, "fct_max_ns", jf.fct_max);
-                outcome_json_dbl(b, "slowdown_p99", jf.sd_p99);
+                if (jf.has_sd)
+                    outcome_json_dbl(b, "slowdown_p99", jf.sd_p99);
             }
         }
         if (jf.iterations) {
@@ -420,7 +438,8 @@ void outcome_json_job_metrics(JsonBuilder *b, const struct schedule *s, const st
             if (jf.completed) {
                 outcome_json_int(b, JOB_KEY("fct_p50_ns"), jf.fct_p50);
                 outcome_json_int(b, JOB_KEY("fct_p99_ns"), jf.fct_p99);
-                outcome_json_dbl(b, JOB_KEY("slowdown_p99"), jf.sd_p99);
+                if (jf.has_sd)
+                    outcome_json_dbl(b, JOB_KEY("slowdown_p99"), jf.sd_p99);
             }
         }
         if (jf.iterations) {

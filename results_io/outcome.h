@@ -46,7 +46,9 @@ struct run_figures {
     uint32_t njobs;
     uint64_t nxfers, done, bytes;
     uint64_t fct_p50, fct_p99, fct_max, completion;
-    double sd_p50, sd_p99, sd_max;
+    double sd_p50, sd_p99, sd_max;  /* over sd_known transfers: completed, with an ideal time */
+    uint64_t sd_known;               /* 0: no slowdown (no ideal time known: a replay without a
+                                      * host rate), and summary.json has none */
     double wall_s;                   /* the engine's run (sampling included) */
     double setup_s;                  /* before the run: topology, schedule, fabric, sampled ports */
     double output_s;                 /* writing results: sampling ticks, rows, summary.json */
@@ -68,6 +70,7 @@ struct job_figures {
     uint64_t transfers, completed;
     uint64_t completion_ns, fct_p50, fct_p99, fct_max;
     double sd_p99;
+    bool has_sd;       /* sd_p99 is known (some completed transfer has an ideal time) */
 };
 
 /* The ideal completion time of a transfer (the denominator of slowdown). */

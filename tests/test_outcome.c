@@ -211,10 +211,56 @@ static void test_stream_stopped_early(void)
     schedule_free(s);
 }
 
+static simtime_t no_ideal(const void *ctx, uint32_t src, uint32_t dst, uint64_t bytes)
+{
+    (void)ctx, (void)src, (void)dst, (void)bytes;
+    return 0;
+}
+
+/* With no ideal time (a replay that knows no host rate): empty ideal_ns and slowdown, and no
+ * slowdown in the metrics, the run's or the job's (it was inf, and summary.json's "inf.0" was
+ * not JSON). The rows by hand from ROW0, ROW2_POSTED and ROW3 without their last two. */
+static void test_no_ideal_no_slowdown(void)
+{
+    struct schedule *s = four();
+    struct xfer_outcome o[4] = { { OUTCOME_DONE, 0, 2000 * PS_NS },
+                                 { OUTCOME_PENDING, 0, 0 },
+                                 { OUTCOME_POSTED, 500 * PS_NS, 0 },
+                                 { OUTCOME_DONE, 100 * PS_NS, 3100 * PS_NS } };
+    struct run_figures fig = { 0 };
+    FILE *f = tmpfile();
+    outcome_write_transfers(f, s, o, no_ideal, NULL, &fig);
+    char *got = file_text(f);
+    CU_ASSERT_STRING_EQUAL(got, RESULTS_TRANSFERS_HEADER "\n0,0,1,4096,3,0,2000,2000,,\n2,1,0,8192,3,500,,,,\n"
+                                                         "3,0,1,100,3,100,3100,3000,,\n");
+    CU_ASSERT_EQUAL(fig.done, 2);
+    CU_ASSERT_EQUAL(fig.sd_known, 0);
+    CU_ASSERT_EQUAL(fig.fct_max, 3000);
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    outcome_json_transfer_metrics(b, &fig);
+    outcome_json_job_metrics(b, s, &fig);
+    json_builder_end_object(b);
+    JsonGenerator *gen = json_generator_new();
+    JsonNode *root = json_builder_get_root(b);
+    json_generator_set_root(gen, root);
+    char *json = json_generator_to_data(gen, NULL);
+    CU_ASSERT(strstr(json, "\"fct_max_ns\":3000") && !strstr(json, "slowdown") && !strstr(json, "inf"));
+    g_free(json);
+    json_node_unref(root);
+    g_object_unref(gen);
+    g_object_unref(b);
+    g_free(got);
+    fclose(f);
+    run_figures_clear(&fig);
+    schedule_free(s);
+}
+
 static CU_TestInfo tests[] = {
     { "rows stop at the first unfinished transfer; same file as at once", test_rows_stop_at_the_first_unfinished },
     { "the writer thread adds a row once its transfer completes", test_stream_thread },
     { "a writer stopped at once leaves the header; unfinished rows after", test_stream_stopped_early },
+    { "no ideal time: empty ideal_ns and slowdown, no slowdown metrics", test_no_ideal_no_slowdown },
     CU_TEST_INFO_NULL,
 };
 
