@@ -263,7 +263,7 @@ int cmd_replay(int argc, char **argv)
         { "device", 0, 0, G_OPTION_ARG_STRING, &o.device, "RDMA device for verbs (default: the map's, else the first)", "NAME" },
         { "gid-index", 0, 0, G_OPTION_ARG_STRING, &o.gid, "RoCE v2 GID index (default auto)", "auto|N" },
         { "scenario", 0, 0, G_OPTION_ARG_FILENAME, &o.scenario, "The scenario the schedule came from (ideal FCTs; its topology must match)", "FILE" },
-        { "timeout", 0, 0, G_OPTION_ARG_STRING, &o.timeout, "Stop when a transfer is not completed within this (default 30s)", "TIME" },
+        { "timeout", 0, 0, G_OPTION_ARG_STRING, &o.timeout, "Stop when a transfer is not completed within this, or nothing happens for this long (default: 30s, or longer at a slow --rate: twice the time the busiest host's link takes to carry all it sends and receives)", "TIME" },
         { "output", 'o', 0, G_OPTION_ARG_FILENAME, &o.out, "Results folder (written by rank 0; required)", "DIR" },
         { "rate", 0, 0, G_OPTION_ARG_STRING, &o.rate, "udp: pacing rate per host (default: the schedule's host rate)", "RATE" },
         { "mtu", 0, 0, G_OPTION_ARG_INT, &o.mtu, "udp: payload bytes per datagram (default: the schedule's mtu)", "BYTES" },
@@ -300,7 +300,7 @@ int cmd_replay(int argc, char **argv)
         goto done;
     }
     const char *tr = o.transport ? o.transport : "udp";
-    int64_t timeout_ns = 30000000000LL, rto_ns = UDP_RTO_FLOOR_NS, sample_ns = 100000000;
+    int64_t timeout_ns = REPLAY_TIMEOUT_FLOOR_NS, rto_ns = UDP_RTO_FLOOR_NS, sample_ns = 100000000;
     if ((rc = check_options(&o, tr, &timeout_ns, &rto_ns, &sample_ns)) != 0)
         goto done;
     rc = 2;
@@ -346,6 +346,8 @@ int cmd_replay(int argc, char **argv)
     }
     if (!o.rto)
         rto_ns = udp_default_rto_ns(o.subset ? sub.run : s, m, (uint32_t)o.window, rate_bps);
+    if (!o.timeout)
+        timeout_ns = replay_default_timeout_ns(o.subset ? sub.run : s, rate_bps);
     const struct cc_ops *cc = NULL;
     uint64_t cc_line = 0;
     if (!choose_cc(&o, tr, sc, rate_bps, ms.rank, &cc, &cc_line, &cc_source))
@@ -377,7 +379,8 @@ int cmd_replay(int argc, char **argv)
         .udp_port = (uint16_t)o.udp_port, .mtu = m, .rate_bps = rate_bps, .window = (uint32_t)o.window, .drop = o.drop,
         .cc = cc, .scenario = sc, .cc_line_bps = cc_line, .cc_source = cc_source,
         .test_ce_every = (uint32_t)o.test_ce_every,
-        .rto_ns = rto_ns, .rto_given = o.rto != NULL, .timeout_ns = timeout_ns, .start_delay_ns = 100000000,
+        .rto_ns = rto_ns, .rto_given = o.rto != NULL, .timeout_ns = timeout_ns, .timeout_given = o.timeout != NULL,
+        .start_delay_ns = 100000000,
         .ideal = ideal_ps, .ideal_ctx = &ic, .out_dir = o.out, .transport = tr, .stop = &stop_flag,
         .device = o.device ? o.device : map_dev,
         .gid_index = o.gid && strcmp(o.gid, "auto") ? atoi(o.gid) : -1,

@@ -50,6 +50,7 @@ struct replay_config {
     int64_t rto_ns;                   /* udp: retransmission timeout */
     gboolean rto_given;               /* udp: rto_ns is --rto's, not udp_default_rto_ns's */
     int64_t timeout_ns;               /* a transfer not completed within it stops the run */
+    gboolean timeout_given;           /* timeout_ns is --timeout's, not replay_default_timeout_ns's */
     int64_t start_delay_ns;           /* from the start barrier to time 0 of the schedule */
     outcome_ideal_fn ideal;
     const void *ideal_ctx;
@@ -65,6 +66,13 @@ struct replay_config {
     const char *capture_iface;        /* rank 0 captures there into capture.pcap (NULL: no) */
     volatile int *stop;               /* set by a signal handler: stop as if timed out */
 };
+
+/* The --timeout when none is given: REPLAY_TIMEOUT_FLOOR_NS, or, when longer, twice the time
+ * the busiest host's link takes at rate_bps to carry the payload of every transfer it sends or
+ * receives: a transfer posted with all of them can wait behind that much. rate_bps 0: the
+ * floor. */
+#define REPLAY_TIMEOUT_FLOOR_NS 30000000000LL
+int64_t replay_default_timeout_ns(const struct schedule *s, uint64_t rate_bps);
 
 /* Runs this rank's part. On rank 0, writes the results folder (complete or not) and sets
  * *status; FALSE with *err when the replay could not run or its results not be written. */

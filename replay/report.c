@@ -225,6 +225,8 @@ static void summary_replay(JsonBuilder *b, const struct replay_config *c, const 
     outcome_json_int(b, "ranks", (uint64_t)m->size);
     outcome_json_int(b, "mtu", c->mtu);
     outcome_json_int(b, "rate_bps", c->rate_bps);
+    outcome_json_int(b, "timeout_ns", (uint64_t)c->timeout_ns);
+    outcome_json_str(b, "timeout_source", c->timeout_given ? "--timeout" : "default");
     if (c->transport && !strcmp(c->transport, "udp")) {
         outcome_json_int(b, "rto_ns", (uint64_t)c->rto_ns);
         outcome_json_str(b, "rto_source", c->rto_given ? "--rto" : "default");

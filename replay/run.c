@@ -2,6 +2,7 @@
  * rank 0 the results folder (see replay.h). */
 #define _GNU_SOURCE
 #include "replay/replay.h"
+#include <math.h>
 #include <poll.h>
 #include <time.h>
 #include <arpa/inet.h>
@@ -373,6 +374,25 @@ static GBytes *make_report(struct rank_state *r, gboolean complete)
     g_byte_array_append(b, zeros, (8 - h.info_len % 8) % 8); /* records stay 8-byte aligned */
     g_byte_array_append(b, r->report->data, r->report->len);
     return g_byte_array_free_to_bytes(b);
+}
+
+int64_t replay_default_timeout_ns(const struct schedule *s, uint64_t rate_bps)
+{
+    uint32_t n = schedule_count(s), nhosts = 0;
+    for (uint32_t i = 0; i < n; i++)
+        nhosts = MAX(nhosts, MAX(schedule_get(s, i)->src, schedule_get(s, i)->dst) + 1);
+    uint64_t *bytes = g_new0(uint64_t, nhosts ? nhosts : 1), busiest = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct transfer *t = schedule_get(s, i);
+        bytes[t->src] += t->bytes;
+        if (t->dst != t->src)
+            bytes[t->dst] += t->bytes;
+    }
+    for (uint32_t h = 0; h < nhosts; h++)
+        busiest = MAX(busiest, bytes[h]);
+    g_free(bytes);
+    double ns = rate_bps ? 2.0 * (double)busiest * 8e9 / (double)rate_bps : 0.0;
+    return ns > (double)REPLAY_TIMEOUT_FLOOR_NS ? (int64_t)ceil(ns) : REPLAY_TIMEOUT_FLOOR_NS;
 }
 
 gboolean replay_run(const struct replay_config *c, enum replay_status *status, GError **err)

@@ -568,6 +568,11 @@ static void replay_scenario(const char *name, const char *extra, gboolean compar
         if (!extra)
             CU_ASSERT(!strcmp(src, "default") && rto == 20000000);
         g_free(src);
+        /* replay_scenario gives --timeout 20s, which a later --timeout 3s overrides */
+        src = summary_str(lab, "replay", "timeout_source");
+        gint64 want = extra && strstr(extra, "--timeout 3s") ? 3000000000LL : 20000000000LL;
+        CU_ASSERT(!strcmp(src, "--timeout") && summary_int(lab, "replay", "timeout_ns") == want);
+        g_free(src);
     }
     if (rc == 0 && extra && strstr(extra, "--drop")) {
         CU_ASSERT(test_metric(lab, "retransmitted_packets") > 0);
@@ -858,6 +863,27 @@ static void test_default_rto(void)
     schedule_free(s);
 }
 
+/* The default --timeout (replay_default_timeout_ns), by hand: host 1 receives 2 x 1 GB from
+ * host 0 and 1 GB from host 2, and sends 0.5 GB to host 3: 3.5e9 bytes. */
+static void test_default_timeout(void)
+{
+    struct schedule *s = schedule_new();
+    const struct { uint32_t src, dst; uint64_t bytes; } xfers[] = {
+        { 0, 1, 1000000000 }, { 0, 1, 1000000000 }, { 2, 1, 1000000000 }, { 1, 3, 500000000 }, { 3, 3, 0 } };
+    for (size_t i = 0; i < G_N_ELEMENTS(xfers); i++) {
+        struct transfer t = { .src = xfers[i].src, .dst = xfers[i].dst, .bytes = xfers[i].bytes, .prio = 3,
+                              .job = SCHEDULE_NO_JOB, .coll = SCHEDULE_NO_JOB };
+        schedule_add(s, &t, NULL, 0);
+    }
+    /* 1 Gbit/s: 2 x 3.5e9 x 8 / 1e9 s = 56 s */
+    CU_ASSERT_EQUAL(replay_default_timeout_ns(s, 1000000000), 56000000000LL);
+    /* 10 Gbit/s: 5.6 s, under the floor of 30 s; unpaced: the floor */
+    CU_ASSERT_EQUAL(replay_default_timeout_ns(s, 10000000000ULL), REPLAY_TIMEOUT_FLOOR_NS);
+    CU_ASSERT_EQUAL(REPLAY_TIMEOUT_FLOOR_NS, 30000000000LL);
+    CU_ASSERT_EQUAL(replay_default_timeout_ns(s, 0), REPLAY_TIMEOUT_FLOOR_NS);
+    schedule_free(s);
+}
+
 /* 2% of data packets lost on the way: NAKs and timeouts, go-back-N, everything lands */
 static void test_mpirun_drops_recovered(void) { replay_scenario("ring4", "--drop 0.02 --rto 20ms", FALSE); }
 
@@ -898,12 +924,16 @@ static void test_mpirun_knobs_fixture(void)
     char *sched = write_file(dir, "s.sched", "# rocesim-schedule v1\n0 0 1 10000 3 0 0 - - - 0\n"
                                              "1 2 3 10000 3 0 0 0 - - 0\n");
     char *lab = g_build_filename(dir, "lab", NULL), *net = g_build_filename(dir, "net", NULL);
-    char *extra = g_strdup_printf("--hosts '%s' --sysfs-net '%s' --timeout 10s", map, net);
+    /* without --timeout: a v1 schedule has no host rate, so the default is the floor */
+    char *extra = g_strdup_printf("--hosts '%s' --sysfs-net '%s'", map, net);
     char *log = NULL;
     int rc = mpirun_replay(sched, lab, extra, &log);
     if (rc)
         fprintf(stderr, "\n%s\n", log);
     CU_ASSERT_EQUAL(rc, 0);
+    char *tsrc = summary_str(lab, "replay", "timeout_source");
+    CU_ASSERT(!strcmp(tsrc, "default") && summary_int(lab, "replay", "timeout_ns") == 30000000000LL);
+    g_free(tsrc);
     char *frag = NULL, *fp = g_build_filename(lab, "nic-knobs-host2.ini", NULL);
     CU_ASSERT(g_file_get_contents(fp, &frag, NULL, NULL));
     CU_ASSERT(frag && strstr(frag, "rpg_ai_rate = 9Mbps") && strstr(frag, "rpg_time_reset = 250us") &&
@@ -1145,6 +1175,7 @@ static CU_TestInfo tests[] = {
     { "mpirun -np 4: a replay longer than the setup deadline measures the clocks again", test_mpirun_longer_than_setup_deadline },
     { "mpirun -np 2: CE marks, CNPs, DCQCN vs no CC", test_mpirun_cc_cnp },
     { "default retransmission timeout: a window of every QP of the busiest host", test_default_rto },
+    { "default --timeout: all the busiest host sends and receives", test_default_timeout },
     { "mpirun -np 4: NIC knobs into summary.json and fragments", test_mpirun_knobs_fixture },
     { "a rank killed: the others stop, incomplete", test_rank_killed },
     { "a rank hung: timeout, incomplete", test_rank_hangs },
