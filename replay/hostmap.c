@@ -49,6 +49,14 @@ static gboolean bad(GError **err, const char *path, unsigned line, const char *f
     return FALSE;
 }
 
+/* An address one host can be sent to: not 0.0.0.0/8 ("this network"), multicast (224/4),
+ * or the limited broadcast (RFC 1122 3.2.1.3, RFC 1112 4). */
+static gboolean unicast_host(struct in_addr a)
+{
+    uint32_t h = ntohl(a.s_addr);
+    return (h >> 24) != 0 && (h >> 28) != 0xE && h != 0xFFFFFFFFu;
+}
+
 static struct hostmap *read_map(const char *path, gboolean subset, GError **err);
 struct hostmap *hostmap_read(const char *path, GError **err) { return read_map(path, FALSE, err); }
 struct hostmap *hostmap_read_subset(const char *path, GError **err) { return read_map(path, TRUE, err); }
@@ -89,8 +97,11 @@ static struct hostmap *read_map(const char *path, gboolean subset, GError **err)
             ok = bad(err, path, ln + 1, "schedule host '%s' is not a host index", v[1]);
         else if (inet_pton(AF_INET, v[5], &a) != 1)
             ok = bad(err, path, ln + 1, "'%s' is not an IPv4 address", v[5]);
-        else if (leaf = strtoul(v[6], &end, 10), !*v[6] || *end)
-            ok = bad(err, path, ln + 1, "leaf '%s' is not a number", v[6]);
+        else if (!unicast_host(a))
+            ok = bad(err, path, ln + 1, "'%s' is not a host's address (0.0.0.0/8, multicast and broadcast "
+                     "cannot be sent to as one host)", v[5]);
+        else if (leaf = strtoul(v[6], &end, 10), !g_ascii_isdigit(*v[6]) || *end || leaf > UINT32_MAX)
+            ok = bad(err, path, ln + 1, "leaf '%s' is not a number 0..%u", v[6], UINT32_MAX);
         else {
             if (idx >= hs->len) {
                 g_array_set_size(hs, (guint)idx + 1);
