@@ -200,7 +200,7 @@ build/rocesim-clang: cli/main.c build/librocesim-fuzz.a
 test-clang-san: build/rocesim-clang
 	@rm -rf build/clang-runs; mkdir -p build/clang-runs; n=0; \
 	for s in $(CLANG_SAN_SCENARIOS); do n=$$((n+1)); \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 build/rocesim-clang run $$s -o build/clang-runs/$$n -q \
+	  G_DEBUG=fatal-criticals UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 build/rocesim-clang run $$s -o build/clang-runs/$$n -q \
 	    --no-plots > build/clang-runs/$$n.log 2>&1; rc=$$?; \
 	  if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then cat build/clang-runs/$$n.log; echo "FAIL clang ASan+UBSan: $$s (exit $$rc)"; exit 1; fi; \
 	done; rm -rf build/clang-runs; echo "ok   clang ASan+UBSan: $$n scenarios run"
@@ -230,7 +230,7 @@ build/rocesim-tsan: cli/main.c build/librocesim-tsan.a
 test-tsan: build/rocesim-tsan
 	@rm -rf build/tsan-runs; mkdir -p build/tsan-runs; n=0; \
 	for s in $(TSAN_SCENARIOS); do n=$$((n+1)); \
-	  TSAN_OPTIONS=halt_on_error=1:exitcode=66 build/rocesim-tsan run $$s -o build/tsan-runs/$$n -q --no-plots \
+	  G_DEBUG=fatal-criticals TSAN_OPTIONS=halt_on_error=1:exitcode=66 build/rocesim-tsan run $$s -o build/tsan-runs/$$n -q --no-plots \
 	    --workers 3 --set scenario.stop=1ms > build/tsan-runs/$$n.log 2>&1; rc=$$?; \
 	  if [ $$rc -ne 0 ] && [ $$rc -ne 3 ]; then cat build/tsan-runs/$$n.log; echo "FAIL ThreadSanitizer: $$s (exit $$rc)"; exit 1; fi; \
 	done; rm -rf build/tsan-runs; echo "ok   ThreadSanitizer, 3 workers: $$n scenarios run"

@@ -38,7 +38,9 @@
  * When only one data flow links the two hosts no ACK is needed.
  *
  * Times start at the first packet of the earliest file (--absolute-time keeps the capture's
- * clock; the simulator's traces start at 0). Files are separate capture points: flows.csv,
+ * clock; the simulator's traces start at 0). A record stamped before the one before it in its
+ * file is counted in a warning; rates.csv places it at its own time, and a message or a pause
+ * never ends before it starts. Files are separate capture points: flows.csv,
  * rates.csv and counters.csv are per file (flows named FLOW@NODE when there are several
  * files). A flow seen by several capture points (two taps of one link, or of its path) is one
  * flow in transfers.csv and in the summary's transfers, bytes, FCTs, ecn_marked, cnp_sent and
@@ -152,6 +154,8 @@ struct stats {
     GPtrArray *warnings;     /* char* */
     uint64_t records, end_ns, pause_frames, paused_ns;
     uint64_t before_origin;  /* records earlier than t0 (timestamps out of order) */
+    uint64_t backwards, backwards_max_ns; /* records dated before the one before them in
+                                           * their file, and by how much at most */
 };
 
 /* ---- helpers ---- */
@@ -342,7 +346,7 @@ static void on_data(struct stats *s, struct node *n, const struct frame_info *fi
             if (fi->pos == MSG_LAST) {
                 m->complete = true;
                 m->last_psn = fi->psn;
-                m->end_ns = t;
+                m->end_ns = MAX(t, m->start_ns); /* (a LAST stamped before its FIRST) */
                 m->has_imm = fi->has_imm;
                 m->imm = fi->imm;
                 f->open = -1;
@@ -435,6 +439,7 @@ static void on_pfc(struct stats *s, struct node *n, const struct frame_info *fi,
             continue;
         struct pfc_state *st = &n->pfc[p];
         if (st->paused && st->end_ns < t) { /* the last pause ran out before this frame */
+            /* (end_ns >= start_ns: a reload stamped before the pause began cannot shorten it) */
             struct pfc_row r = { st->end_ns, (uint32_t)(n - s->nodes), (uint8_t)p, true,
                                  st->end_ns - st->start_ns };
             g_array_append_val(s->pfc_rows, r);
@@ -452,9 +457,10 @@ static void on_pfc(struct stats *s, struct node *n, const struct frame_info *fi,
                 st->start_ns = t;
             }
             /* 512 bit times per quantum = 64 bytes at the link rate; the timer reloads. */
-            st->end_ns = t + (serialisation_ps((uint64_t)q * 64u, s->link_bps) + 500u) / 1000u;
+            st->end_ns = MAX(t, st->start_ns) + (serialisation_ps((uint64_t)q * 64u, s->link_bps) + 500u) / 1000u;
         } else if (st->paused) {
-            struct pfc_row r = { t, (uint32_t)(n - s->nodes), (uint8_t)p, true, t - st->start_ns };
+            struct pfc_row r = { MAX(t, st->start_ns), (uint32_t)(n - s->nodes), (uint8_t)p, true,
+                                 t > st->start_ns ? t - st->start_ns : 0 };
             g_array_append_val(s->pfc_rows, r);
             n->prio_pause_ns[p] += r.duration_ns;
             st->paused = false;
@@ -490,11 +496,19 @@ static bool process_file(struct stats *s, uint16_t file, GError **err)
     struct pcap_record rec;
     struct frame_info fi;
     int rc;
+    uint64_t last = 0;
     while ((rc = pcap_reader_next(r, &rec, err)) == 1) {
         s->records++;
         uint64_t t = rec.t_ns > s->t0 ? rec.t_ns - s->t0 : 0;
         if (rec.t_ns < s->t0)
             s->before_origin++; /* out of order before the time origin: counted at t = 0 */
+        /* a capture's queues can stamp a record before the one written before it: counted
+         * (rates place it at its own time; a message or a pause never ends before it starts) */
+        if (t < last) {
+            s->backwards++;
+            s->backwards_max_ns = MAX(s->backwards_max_ns, last - t);
+        }
+        last = MAX(last, t);
         s->end_ns = MAX(s->end_ns, t);
         if (frame_parse(lt, rec.data, rec.cap_len, rec.orig_len, &fi) != 0) {
             if (n->counters[C_MALFORMED]++ < MAX_REPORTED_MALFORMED)
@@ -993,10 +1007,9 @@ static bool write_outputs(struct stats *s, const char *dir, const char *files_ar
     json_builder_set_member_name(b, "wall_s");
     json_builder_add_double_value(b, wall_s);
     json_builder_end_object(b);
-    json_builder_end_object(b);
 
     if (ok)
-        return summary_write(dir, b, err);
+        return summary_write(dir, b, err); /* (which closes the top object) */
     g_object_unref(b);
     return ok;
 }
@@ -1143,6 +1156,10 @@ enum pcap_stats_outcome pcap_stats_run(const struct pcap_stats_opts *o)
     if (s.before_origin)
         warn(&s, "%" G_GUINT64_FORMAT " records are timestamped before the time origin (the first record of "
                  "the earliest file; timestamps out of order): counted at t = 0", s.before_origin);
+    if (s.backwards)
+        warn(&s, "%" G_GUINT64_FORMAT " records are timestamped before the record before them in their file (by up "
+                 "to %" G_GUINT64_FORMAT " ns): rates count each at its own time; a message ends no earlier than "
+                 "its first packet, a pause no earlier than it began", s.backwards, s.backwards_max_ns);
 
     /* the folder install of every results folder (results_io/folder.c): a temporary sibling,
      * renamed into place when complete */

@@ -895,6 +895,37 @@ static void test_pcap_stats_imm_and_ports(void)
 }
 
 /* No leftovers: nothing named *.tmp-* or *.old-* in the test folder. */
+/* A record stamped before the one written before it (a capture's queues can do that): a
+ * message whose LAST was stamped 700 ns before its FIRST ends when it starts instead of
+ * 2^64 - 700 ns later (fuzz_pcap_stats, 2026-12-06), and a warning says how many such records
+ * and by how much. By hand: FIRST at 1000, LAST at 300 -> ends at 1000; then a message of one
+ * packet at 2000. */
+static void test_pcap_stats_time_backwards(void)
+{
+    char *trace = tpath("backwards.pcap"), *out = tpath("backwards-stats");
+    GError *err = NULL;
+    sw = pcap_writer_open(trace, 0, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sw);
+    put(0, dpkt(1, 0x11, 0xC001, PKT_F_FIRST | PKT_F_LAST, 0, 100, ECN_ECT0), 100);
+    put(1000, dpkt(1, 0x11, 0xC001, PKT_F_FIRST, 1, 1000, ECN_ECT0), 2000);
+    put(300, dpkt(1, 0x11, 0xC001, PKT_F_LAST, 2, 1000, ECN_ECT0), 0);
+    put(2000, dpkt(1, 0x11, 0xC001, PKT_F_FIRST | PKT_F_LAST, 3, 100, ECN_ECT0), 100);
+    CU_ASSERT_FATAL(pcap_writer_close(sw, &err));
+    const char *args[] = { "pcap-stats", trace, "-o", out, NULL };
+    CU_ASSERT_EQUAL_FATAL(run_stats(args), 0);
+    expect_file(out, "transfers.csv",
+                "id,src,dst,bytes,prio,start_ns,end_ns,fct_ns,ideal_ns,slowdown\n"
+                "0,1,2,100,3,0,0,0,,\n"
+                "1,1,2,2000,3,1000,1000,0,,\n"
+                "2,1,2,100,3,2000,2000,0,,\n");
+    char *sum = slurp(out, "summary.json");
+    CU_ASSERT_PTR_NOT_NULL(strstr(sum, "1 records are timestamped before the record before them in their file (by up "
+                                       "to 700 ns)"));
+    g_free(sum);
+    g_free(trace);
+    g_free(out);
+}
+
 static bool no_leftovers(void)
 {
     GDir *d = g_dir_open(tmpdir, 0, NULL);
@@ -992,6 +1023,7 @@ static CU_TestInfo tests[] = {
     { "pcap-stats on a known trace", test_pcap_stats },
     { "pcap-stats: immediate ids, CNPs tied by port", test_pcap_stats_imm_and_ports },
     { "pcap-stats refuses bad input", test_pcap_stats_bad_input },
+    { "pcap-stats: a record stamped before the one before it", test_pcap_stats_time_backwards },
     { "(teardown)", test_teardown },
     CU_TEST_INFO_NULL,
 };

@@ -11,6 +11,13 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* A GLib critical (a failed g_return_if_fail, a JSON builder closed twice) is a bug the
+ * harness reports as a crash, not a line on stderr. */
+__attribute__((constructor)) static void fuzz_fatal_criticals(void)
+{
+    g_log_set_always_fatal(G_LOG_LEVEL_CRITICAL | G_LOG_FATAL_MASK);
+}
+
 static char *fuzz_dir_path;
 
 static void fuzz_dir_remove(void)
