@@ -248,10 +248,12 @@ fuzz: $(FUZZERS)
 	done
 
 # Every suite, release build then sanitizer build; tests/run-suites prints the closing tally.
-test: build/rocesim $(TESTS_REL)
+# The suites need the test tools too (ethtool for the netns replay, tshark, chromium): without
+# deps-check a fresh machine failed five suites under `make test` alone.
+test: deps-check build/rocesim $(TESTS_REL)
 	@ROCESIM=$(CURDIR)/build/rocesim tests/run-suites build/tests
 
-test-san: build/rocesim-san $(TESTS_SAN)
+test-san: deps-check build/rocesim-san $(TESTS_SAN)
 	@ROCESIM=$(CURDIR)/build/rocesim-san ASAN_OPTIONS=detect_leaks=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 tests/run-suites build/tests-san
 
