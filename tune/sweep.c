@@ -1,5 +1,6 @@
 /* Parameter sweeps: the grid of points, resumability, the results of a point, sweep.csv
  * (see sweep.h; the values, the [sweep] section and the process pool have files of their own). */
+#define _GNU_SOURCE
 #include "tune/sweep.h"
 #include "analysis/metrics.h"
 #include <glib/gstdio.h>
@@ -7,7 +8,8 @@
 #include "results_io/csv.h"
 #include "results_io/folder.h"
 #include "models/scenario.h"
-#include "sim/cpus.h"
+#include <sched.h>
+#include "tune/sweep_cpus.h"
 
 G_DEFINE_QUARK(rocesim-sweep-error, sweep_error)
 
@@ -33,11 +35,9 @@ static void point_free(gpointer ptr)
 
 guint sweep_default_jobs(const struct mpi_split *m)
 {
-    long online = cpus_online(), n = cpus_available();
-    /* ranks that were not bound to cores share the host's cores */
-    if (n >= online && m && m->local_size > 1)
-        n = online / m->local_size;
-    return n < 1 ? 1 : (guint)n;
+    /* one point per CPU of this rank's share (ranks not bound to cores share the host's) */
+    int cpu[CPU_SETSIZE];
+    return sweep_cpus_mine(m, cpu);
 }
 
 gboolean sweep_init(struct sweep *s, const char *cmd, const char *scenario, char **sets, GPtrArray *dims,

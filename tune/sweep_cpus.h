@@ -16,7 +16,7 @@ guint sweep_cpus_mine(const struct mpi_split *m, int *cpu);
 /* The part of `all` (n CPU ids, the affinity mask's) that is this rank's: when the mask holds
  * every CPU online (`online`, the ranks were not bound to cores) and the launcher started
  * local_size > 1 ranks on this host, the local_rank-th of local_size equal parts of at least
- * one CPU (as sweep_default_jobs counts them); else all of it. Moves that part to the front
+ * one CPU (sweep_default_jobs runs that many points at once); else all of it. Moves that part to the front
  * of `all` and returns its length. */
 guint sweep_cpus_share(int *all, guint n, guint online, int local_rank, int local_size);
 /* Lane k of `lanes` over the n CPUs of cpu[]: w = max(1, n / lanes) consecutive ones from
