@@ -107,6 +107,16 @@ static void link_up(void *ctx, uint64_t port)
     engine_at(net_eng(n), net_now(n) + n->sc->route_convergence, routes_converged, n, 0);
 }
 
+void faults_register_handlers(struct net *n)
+{
+    struct engine *e = net_eng(n);
+    engine_handler(e, routes_converged, n);
+    engine_handler(e, link_down, n);
+    engine_handler(e, link_up, n);
+    engine_handler(e, stall_begin, n);
+    engine_handler(e, stall_end, n);
+}
+
 gboolean faults_schedule(struct net *n, GError **err)
 {
     const struct scenario *sc = n->sc;

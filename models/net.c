@@ -118,13 +118,13 @@ static void on_arrival(void *ctx, uint64_t arg)
 
 static void prefetch_named(const struct net *n, const struct event *ev)
 {
-    if (ev->fn == on_arrival) {
+    if (event_handler(ev) == n->h_arrival) {
         __builtin_prefetch(&n->ports[ev->arg >> 32]);
         __builtin_prefetch(&n->pool[(uint32_t)ev->arg]);
-    } else if (ev->fn == port_tx_ready) {
+    } else if (event_handler(ev) == n->h_tx_ready) {
         net_prefetch_bytes(&n->ports[timer_lite_index(ev->arg)], offsetof(struct port_rt, pp)); /* lines 0, 1 */
     } else if (!nic_prefetch_event(n, ev)) {
-        const struct timer *t = engine_event_timer(ev);
+        const struct timer *t = engine_event_timer(net_eng((struct net *)n), ev);
         if (t)
             net_prefetch_bytes(t, sizeof *t);
     }
@@ -132,7 +132,7 @@ static void prefetch_named(const struct net *n, const struct event *ev)
 
 static void prefetch_led(const struct net *n, const struct event *ev, bool deep)
 {
-    if (ev->fn == on_arrival) {
+    if (event_handler(ev) == n->h_arrival) {
         const struct port_rt *in = &n->ports[ev->arg >> 32];
         const struct packet *pk = &n->pool[(uint32_t)ev->arg];
         if (in->is_host)
@@ -141,8 +141,8 @@ static void prefetch_led(const struct net *n, const struct event *ev, bool deep)
             switch_prefetch_arrival(n, in, pk);
         return;
     }
-    if (ev->fn != port_tx_ready) {
-        const struct timer *t = engine_event_timer(ev);
+    if (event_handler(ev) != n->h_tx_ready) {
+        const struct timer *t = engine_event_timer(net_eng((struct net *)n), ev);
         if (t)
             nic_prefetch_timer(n, t, deep);
         return;
@@ -227,12 +227,12 @@ void port_send_now(struct net *n, struct port_rt *p, uint32_t i)
         wr->pkt[wr->n] = *pk;
         if (n->intd)
             wr->intd[wr->n] = n->intd[i];
-        engine_at_on(net_eng(n), pk->arrive_at, p->peer_node, on_arrival, n, (uint64_t)p->peer << 32 | wr->n);
+        engine_at_h(net_eng(n), pk->arrive_at, p->peer_node, n->h_arrival, (uint64_t)p->peer << 32 | wr->n);
         wr->n++;
         pkt_free(n, i);
         return;
     }
-    engine_at_on(net_eng(n), pk->arrive_at, p->peer_node, on_arrival, n, (uint64_t)p->peer << 32 | i);
+    engine_at_h(net_eng(n), pk->arrive_at, p->peer_node, n->h_arrival, (uint64_t)p->peer << 32 | i);
 }
 
 void net_wire_begin(void *ctx, uint32_t w)
@@ -244,9 +244,9 @@ void net_wire_begin(void *ctx, uint32_t w)
 
 void net_wire_receive(void *ctx, uint32_t from, struct event *ev)
 {
-    if (ev->fn != on_arrival)
-        return;
     struct net *n = ctx;
+    if (event_handler(ev) != n->h_arrival)
+        return;
     const struct net_wire *wr = &n->wk[from].wire[net_self->index];
     uint32_t slot = (uint32_t)ev->arg, i = pkt_alloc(n);
     n->pool[i] = wr->pkt[slot];
@@ -258,7 +258,7 @@ void net_wire_receive(void *ctx, uint32_t from, struct event *ev)
 /* Runs port_tx_ready when the port's transmission ends. */
 static inline void port_wake(struct net *n, struct port_rt *p)
 {
-    timer_lite_set(&p->txt, net_eng(n), p->busy_until, p->node, port_tx_ready, n, (uint32_t)(p - n->ports));
+    timer_lite_set_h(&p->txt, net_eng(n), p->busy_until, p->node, n->h_tx_ready, (uint32_t)(p - n->ports));
 }
 
 /* Starts the next transmission if the port is idle and has something to send. */
@@ -331,7 +331,7 @@ static void dependency_met(struct net *n, uint32_t d)
 {
     if (--n->xfers[d].deps_left == 0) {
         const struct transfer *t = schedule_get(n->sched, d);
-        engine_at_on(net_eng(n), net_now(n) + t->delay, n->hosts[t->src].node, xfer_start, n, d);
+        engine_at_h(net_eng(n), net_now(n) + t->delay, n->hosts[t->src].node, n->h_xfer_start, d);
     }
 }
 
@@ -386,8 +386,8 @@ void xfer_finished(struct net *n, uint32_t id)
         if (src == here)
             dependency_met(n, d);
         else /* the dependent's sender learns of it a path's latency later */
-            engine_at_on(net_eng(n), net_now(n) + net_notify_delay(n, here, src), n->hosts[src].node,
-                         dependency_learned, n, d);
+            engine_at_h(net_eng(n), net_now(n) + net_notify_delay(n, here, src), n->hosts[src].node,
+                        n->h_dep_learned, d);
     }
     if (!net_self && w->done == n->nxfers)
         net_all_done(n, w->last_done, &n->eng.stop); /* a parallel run checks between windows */
@@ -1056,9 +1056,28 @@ static void build_qps(struct net *n, GArray *qpinit)
     nic_assign_cnp_slots(n);
 }
 
+/* Every handler the model schedules, registered once in one order: an MPI run's ranks then
+ * agree on their indices (sim/engine_group.h), and a parallel run registers nothing while it
+ * runs. The hot ones are kept by index. */
+static void net_register_handlers(struct net *n)
+{
+    struct engine *e = net_eng(n);
+    n->h_arrival = engine_handler(e, on_arrival, n);
+    n->h_tx_ready = engine_handler(e, port_tx_ready, n);
+    n->h_xfer_start = engine_handler(e, xfer_start, n);
+    n->h_dep_learned = engine_handler(e, dependency_learned, n);
+    nic_register_handlers(n);
+    faults_register_handlers(n);
+}
+
 struct net *net_build(const struct scenario *sc, const struct topology *topo,
                       const struct schedule *sched, GError **err)
 {
+    if (topo->nnodes >= ENGINE_MAX_ENTITIES) { /* the nodes and the global entity */
+        g_set_error(err, SCENARIO_ERROR, 1, "%s: the fabric has %u nodes; a run takes at most %u", sc->path,
+                    topo->nnodes, ENGINE_MAX_ENTITIES - 1);
+        return NULL;
+    }
     struct net *n = g_aligned_alloc0(1, sizeof(struct net), 64); /* its engine is aligned */
     n->sc = sc;
     n->topo = topo;
@@ -1069,6 +1088,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     /* the engine's entities are the nodes (hosts, switches); sampling, deadlock detection and
      * faults that change routes run on its global entity */
     engine_set_entities(net_eng(n), topo->nnodes);
+    net_register_handlers(n);
     net_workers_resize(n, 0, 1);
     n->wk[0].eng = &n->eng;
     n->nworkers = n->nctx = 1;
@@ -1092,7 +1112,7 @@ struct net *net_build(const struct scenario *sc, const struct topology *topo,
     for (uint32_t i = 0; i < n->nxfers; i++) {
         const struct transfer *t = schedule_get(sched, i);
         if (t->ndeps == 0)
-            engine_at_on(net_eng(n), t->delay, n->hosts[t->src].node, xfer_start, n, i);
+            engine_at_h(net_eng(n), t->delay, n->hosts[t->src].node, n->h_xfer_start, i);
     }
     if (n->nxfers == 0)
         n->finished = true;

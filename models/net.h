@@ -401,6 +401,8 @@ struct net_sample_hooks {
 
 struct net {
     struct engine eng;
+    /* the engine's handlers of the model's hot events (net_register_handlers) */
+    uint32_t h_arrival, h_tx_ready, h_rto, h_xfer_start, h_dep_learned;
     const struct scenario *sc;
     const struct topology *topo;
     struct topo_routes *converged; /* after a link failure: routes without the failed links */
@@ -676,6 +678,8 @@ uint32_t ecmp_hash(uint32_t sip, uint32_t dip, uint16_t sport, uint16_t dport, u
 /* NIC (models/nic.c) */
 void nic_init_qp(struct net *n, uint32_t qp, uint32_t src, uint32_t dst, uint8_t prio);
 void nic_assign_cnp_slots(struct net *n);
+/* Registers the NIC's event handlers with the engine (net_register_handlers). */
+void nic_register_handlers(struct net *n);
 void nic_receive(struct net *n, struct port_rt *in, uint32_t pkt);
 uint32_t nic_dequeue(struct net *n, struct host_rt *h);
 bool nic_has_work(const struct net *n, const struct host_rt *h);
@@ -718,6 +722,8 @@ void pfc_rows_order(struct pfc_row_ref *v, size_t k);
 
 /* faults (models/fault.c) */
 gboolean faults_schedule(struct net *n, GError **err);
+/* Registers the faults' event handlers with the engine (net_register_handlers). */
+void faults_register_handlers(struct net *n);
 /* The keys a [fault NAME] may have, per kind (models/fault.c). */
 extern const struct cfg_kind fault_kinds[];
 bool nic_rx_stalled(struct net *n, struct host_rt *h, uint32_t pkt);

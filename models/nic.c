@@ -264,7 +264,7 @@ static uint32_t build_data(struct net *n, uint32_t id)
 /* The QP's timer on its source host (a host's node index is its host index). */
 static void set_rto(struct net *n, struct qp_rt *q, simtime_t when)
 {
-    timer_lite_set(&q->rto, net_eng(n), when, q->src, rto_fire, n, (uint32_t)(q - n->qps));
+    timer_lite_set_h(&q->rto, net_eng(n), when, q->src, n->h_rto, (uint32_t)(q - n->qps));
 }
 
 static void arm_rto(struct net *n, struct qp_rt *q)
@@ -472,9 +472,11 @@ void nic_prefetch_timer(const struct net *n, const struct timer *t, bool deep)
     nic_prefetch_dequeue(n, h);
 }
 
+void nic_register_handlers(struct net *n) { n->h_rto = engine_handler(net_eng(n), rto_fire, n); }
+
 bool nic_prefetch_event(const struct net *n, const struct event *ev)
 {
-    if (ev->fn != rto_fire)
+    if (event_handler(ev) != n->h_rto)
         return false;
     if (timer_lite_index(ev->arg) < n->nqps) /* the QP, from the event alone */
         net_prefetch_qp(n, timer_lite_index(ev->arg));

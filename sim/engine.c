@@ -13,6 +13,8 @@ static __thread struct engine *running;
 
 struct engine *engine_running(void) { return running; }
 
+static void timer_fire(void *ctx, uint64_t arg);
+
 double engine_wall_seconds(void)
 {
     struct timespec ts;
@@ -27,13 +29,25 @@ void engine_init(struct engine *e)
     e->far_min = SIMTIME_NEVER;
     e->cur = ENGINE_NONE;
     e->seq = g_new0(uint64_t, 1);
+    e->hs = g_new0(struct engine_handlers, 1);
+    e->hs->refs = 1;
+    e->hs->h[e->hs->n++] = (struct engine_handler){ timer_fire, e->hs }; /* handler 0 */
     e->slot = g_new(struct wheel_slot, ENGINE_WHEEL_SLOTS);
     for (uint32_t i = 0; i < ENGINE_WHEEL_SLOTS; i++)
         e->slot[i].head = ENGINE_NONE;
 }
 
+static void handlers_unref(struct engine_handlers *hs)
+{
+    if (hs && --hs->refs == 0) {
+        g_free(hs->timers);
+        g_free(hs);
+    }
+}
+
 void engine_free(struct engine *e)
 {
+    handlers_unref(e->hs);
     for (int i = 0; i < ENGINE_BUCKETS; i++)
         g_free(e->b[i].ev);
     g_free(e->late.ev);
@@ -69,7 +83,7 @@ void engine_set_entities(struct engine *e, uint32_t n)
  * (origin, sequence), so the order does not depend on the order events reached the slot. */
 
 static inline uint64_t order_hi(const struct event *a) { return (uint64_t)a->owner << 32 | a->key >> 32; }
-static inline uint64_t order_lo(const struct event *a) { return (uint64_t)a->origin << 32 | (uint32_t)a->key; }
+static inline uint64_t order_lo(const struct event *a) { return (uint64_t)event_origin(a) << 32 | (uint32_t)a->key; }
 
 static inline bool ev_before(const struct event *a, const struct event *b)
 {
@@ -126,7 +140,7 @@ static void permute(struct engine *e, uint32_t n, const uint32_t *idx, size_t re
 }
 
 /* Records of the sorts above 16 events: a 64-bit prefix of the order that is exact inside a
- * slot (the time's offset in the slot, ENGINE_SLOT_BITS; the owner, 31; the remote flag and
+ * slot (the time's offset in the slot, ENGINE_SLOT_BITS; the owner, 24; the remote flag and
  * the turn's top bits, the rest), and where two prefixes are equal (one owner's own events at
  * one instant, or two origins of nearly the same turn) the events themselves decide. */
 struct prec {
@@ -135,8 +149,8 @@ struct prec {
 };
 
 /* the turn's bits that fit beside the slot offset and the owner */
-#define PREFIX_TURN_BITS (64 - ENGINE_SLOT_BITS - 31)
-_Static_assert(PREFIX_TURN_BITS >= 16 && ENGINE_MAX_ENTITIES <= 1ull << 31, "the prefix holds the owner and most of the turn");
+#define PREFIX_TURN_BITS (64 - ENGINE_SLOT_BITS - ENGINE_ORIGIN_BITS)
+_Static_assert(PREFIX_TURN_BITS >= 16, "the prefix holds the owner and most of the turn");
 
 static inline uint64_t prefix_of(const struct event *a)
 {
@@ -573,34 +587,32 @@ static inline struct engine_key stamp(struct engine *e, uint32_t owner, simtime_
     return (struct engine_key){ key, origin };
 }
 
-static inline void fill(struct event *ev, simtime_t t, uint64_t key, uint32_t origin, uint32_t owner, event_fn fn,
-                        void *ctx, uint64_t arg)
+static inline void fill(struct event *ev, simtime_t t, uint64_t key, uint32_t origin, uint32_t owner, uint32_t h,
+                        uint64_t arg)
 {
     ev->time = t;
     ev->key = key;
-    ev->fn = fn;
-    ev->ctx = ctx;
     ev->arg = arg;
     ev->owner = owner;
-    ev->origin = origin;
+    ev->origin_h = origin | h << ENGINE_ORIGIN_BITS;
 }
 
 /* Any event, into the wheel, the radix heap or the late list. Out of line: engine_at_on
  * keeps the common case (a slot whose last chunk has room) free of calls, so of saved
  * registers. */
-static G_GNUC_NO_INLINE void insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn,
-                                    void *ctx, uint64_t arg)
+static G_GNUC_NO_INLINE void insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, uint32_t h,
+                                    uint64_t arg)
 {
     if (t < e->now)
         t = e->now; /* never schedule into the past */
     uint64_t s = slot_of(t);
     e->n++;
     if (s - e->wheel_from < ENGINE_WHEEL_SLOTS) { /* (below wheel_from it wraps round) */
-        fill(wheel_append(e, s), t, k.key, k.origin, owner, fn, ctx, arg);
+        fill(wheel_append(e, s), t, k.key, k.origin, owner, h, arg);
         return;
     }
     struct event ev;
-    fill(&ev, t, k.key, k.origin, owner, fn, ctx, arg);
+    fill(&ev, t, k.key, k.origin, owner, h, arg);
     if (s < e->wheel_from)
         insert_late(e, &ev);
     else
@@ -612,10 +624,23 @@ struct engine_key engine_stamp(struct engine *e, uint32_t owner, simtime_t t)
     return stamp(e, owner, t < e->now ? e->now : t); /* clamped as engine_insert will */
 }
 
-void engine_insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn, void *ctx,
-                   uint64_t arg)
+void engine_insert_h(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, uint32_t h, uint64_t arg)
 {
-    insert(e, t, k, owner, fn, ctx, arg);
+    insert(e, t, k, owner, h, arg);
+}
+
+uint32_t engine_handler(struct engine *e, event_fn fn, void *ctx)
+{
+    struct engine_handlers *hs = e->hs;
+    for (uint32_t i = 0; i < hs->n; i++)
+        if (hs->h[i].fn == fn && hs->h[i].ctx == ctx)
+            return i;
+    if (hs->frozen)
+        g_error("engine: a handler registered while a parallel run runs (register it before)");
+    if (hs->n == ENGINE_MAX_HANDLERS)
+        g_error("engine: more than %u handlers", ENGINE_MAX_HANDLERS);
+    hs->h[hs->n] = (struct engine_handler){ fn, ctx };
+    return hs->n++;
 }
 
 /* Every event goes through here: stamped, and appended to its wheel slot when that slot's
@@ -623,13 +648,13 @@ void engine_insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t 
  * event for another worker's entity goes to its outbox, and the worker's own events take the
  * same path as a sequential run's (sending them all through insert cost a quarter more
  * engine instructions an event on two workers, fabric-32). */
-void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, void *ctx, uint64_t arg)
+void engine_at_h(struct engine *e, simtime_t t, uint32_t owner, uint32_t h, uint64_t arg)
 {
     if (t < e->now)
         t = e->now;
     struct engine_key ek = stamp(e, owner, t);
     if (G_UNLIKELY(e->grp != NULL) && e->grp->worker_of[owner] != e->self) { /* another worker's entity */
-        engine_group_send(e, t, ek, owner, fn, ctx, arg);
+        engine_group_send(e, t, ek, owner, h, arg);
         return;
     }
     uint64_t s = slot_of(t);
@@ -640,7 +665,7 @@ void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, vo
          * chunk at hand (two branches: one test of both costs 5 instructions an event more);
          * making or linking a chunk goes through insert */
         if (sl->head != ENGINE_NONE && sl->len < ENGINE_CHUNK) {
-            fill(&e->chunks[sl->tail].ev[sl->len++], t, ek.key, ek.origin, owner, fn, ctx, arg);
+            fill(&e->chunks[sl->tail].ev[sl->len++], t, ek.key, ek.origin, owner, h, arg);
             e->n++;
             return;
         }
@@ -648,14 +673,14 @@ void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, vo
             /* the event before the slot's state: written after it, the event's stores may
              * alias that state for the compiler (fabric-32: 6 M instructions more) */
             uint32_t id = e->chunk_free[--e->nfree];
-            fill(&e->chunks[id].ev[0], t, ek.key, ek.origin, owner, fn, ctx, arg);
+            fill(&e->chunks[id].ev[0], t, ek.key, ek.origin, owner, h, arg);
             slot_start(e, k, id);
             sl->len = 1;
             e->n++;
             return;
         }
     }
-    insert(e, t, ek, owner, fn, ctx, arg);
+    insert(e, t, ek, owner, h, arg);
 }
 
 /* The next event at or before `stop`, without removing it (*from: the bucket that holds it);
@@ -728,7 +753,8 @@ void engine_run(struct engine *e, simtime_t stop)
             uint32_t left = from->len - from->head;
             e->prefetch(e->prefetch_ctx, &from->ev[from->head], left < ENGINE_PREFETCH_DEPTH ? left : ENGINE_PREFETCH_DEPTH);
         }
-        ev.fn(ev.ctx, ev.arg);
+        const struct engine_handler *hd = &e->hs->h[event_handler(&ev)];
+        hd->fn(hd->ctx, ev.arg);
         e->cur = ENGINE_NONE;
         e->events++;
         if ((e->events & 0xfff) == 0 && e->interrupt && *e->interrupt)
@@ -754,12 +780,13 @@ void engine_set_prefetch(struct engine *e, void (*fn)(void *ctx, const struct ev
     e->prefetch_ctx = ctx;
 }
 
-/* Stale heap entries (moved or cancelled timers) are skipped here; they are not counted as
- * events because nothing happened. */
-void timer_fire(void *ctx, uint64_t gen)
+/* Handler 0. Stale heap entries (moved or cancelled timers) are skipped here; they are not
+ * counted as events because nothing happened. */
+static void timer_fire(void *ctx, uint64_t arg)
 {
-    struct timer *t = ctx;
-    if (gen != t->gen) {
+    struct engine_handlers *hs = ctx;
+    struct timer *t = hs->timers[(uint32_t)arg];
+    if ((uint32_t)(arg >> 32) != t->gen) {
         running->events--;
         return;
     }
@@ -769,8 +796,19 @@ void timer_fire(void *ctx, uint64_t gen)
 
 void timer_init_on(struct timer *t, struct engine *e, uint32_t owner, event_fn fn, void *ctx, uint64_t arg)
 {
-    *t = (struct timer){ 0, SIMTIME_NEVER, fn, ctx, arg, e, owner };
+    struct engine_handlers *hs = e->hs;
+    if (hs->frozen)
+        g_error("engine: a timer made while a parallel run runs (make it before)");
+    if (hs->ntimers == hs->timers_cap) {
+        hs->timers_cap = hs->timers_cap ? hs->timers_cap * 2 : 64;
+        hs->timers = g_renew(struct timer *, hs->timers, hs->timers_cap);
+    }
+    hs->timers[hs->ntimers] = t;
+    *t = (struct timer){ .when = SIMTIME_NEVER, .index = hs->ntimers++, .fn = fn, .ctx = ctx, .arg = arg, .eng = e,
+                         .owner = owner };
 }
+
+static inline uint64_t timer_arg(const struct timer *t) { return (uint64_t)t->gen << 32 | t->index; }
 
 void timer_set(struct timer *t, simtime_t when)
 {
@@ -780,18 +818,19 @@ void timer_set(struct timer *t, simtime_t when)
     t->when = when;
     /* scheduled by the engine running now, which in a parallel run may be another worker's
      * than the one the timer was made with (it routes the event to the timer's owner) */
-    engine_at_on(running ? running : t->eng, when, t->owner == ENGINE_NONE ? t->eng->entities : t->owner, timer_fire, t, t->gen);
+    engine_at_h(running ? running : t->eng, when, t->owner == ENGINE_NONE ? t->eng->entities : t->owner, 0,
+                timer_arg(t));
 }
 
-void timer_lite_set(struct timer_lite *t, struct engine *e, simtime_t when, uint32_t owner, event_fn fn, void *ctx,
-                    uint32_t index)
+void timer_lite_set_h(struct timer_lite *t, struct engine *e, simtime_t when, uint32_t owner, uint32_t h,
+                      uint32_t index)
 {
     if (t->when == when)
         return;
     t->gen++; /* 32 bits: a stale event would pass for the latest only if its timer were set
                * 2^32 times while it waited */
     t->when = when;
-    engine_at_on(running ? running : e, when, owner, fn, ctx, (uint64_t)t->gen << 32 | index);
+    engine_at_h(running ? running : e, when, owner, h, (uint64_t)t->gen << 32 | index);
 }
 
 bool timer_lite_due(struct timer_lite *t, uint64_t arg)
@@ -808,11 +847,20 @@ void timer_set_stamped(struct timer *t, struct engine *e, simtime_t when, struct
 {
     t->gen++;
     t->when = when;
-    engine_insert(e, when, k, t->owner == ENGINE_NONE ? e->entities : t->owner, timer_fire, t, t->gen);
+    engine_insert_h(e, when, k, t->owner == ENGINE_NONE ? e->entities : t->owner, 0, timer_arg(t));
 }
 
 void engine_move_pending(struct engine *from, struct engine **to, const uint32_t *engine_of)
 {
+    /* the engines take from's handlers, so that the events keep their meaning */
+    for (uint32_t x = 0; x <= from->entities; x++) {
+        struct engine *t = to[engine_of[x]];
+        if (t && t != from && t->hs != from->hs) {
+            handlers_unref(t->hs);
+            t->hs = from->hs;
+            t->hs->refs++;
+        }
+    }
     /* every event of `from`: its buckets (the open slot's included) and late list, then its
      * wheel; an event whose engine is NULL is another process's (an MPI run): it has its own
      * copy */
@@ -821,8 +869,8 @@ void engine_move_pending(struct engine *from, struct engine **to, const uint32_t
         for (uint32_t j = b->head; j < b->len; j++) {
             const struct event *ev = &b->ev[j];
             if (to[engine_of[ev->owner]])
-                engine_insert(to[engine_of[ev->owner]], ev->time, (struct engine_key){ ev->key, ev->origin }, ev->owner,
-                              ev->fn, ev->ctx, ev->arg);
+                engine_insert_h(to[engine_of[ev->owner]], ev->time, (struct engine_key){ ev->key, event_origin(ev) },
+                                ev->owner, event_handler(ev), ev->arg);
         }
         b->head = b->len = 0;
     }
@@ -831,8 +879,8 @@ void engine_move_pending(struct engine *from, struct engine **to, const uint32_t
             for (uint32_t j = 0; j < chunk_len(from, &from->slot[k], id); j++) {
                 const struct event *ev = &from->chunks[id].ev[j];
                 if (to[engine_of[ev->owner]])
-                    engine_insert(to[engine_of[ev->owner]], ev->time, (struct engine_key){ ev->key, ev->origin },
-                                  ev->owner, ev->fn, ev->ctx, ev->arg);
+                    engine_insert_h(to[engine_of[ev->owner]], ev->time, (struct engine_key){ ev->key, event_origin(ev) },
+                                    ev->owner, event_handler(ev), ev->arg);
             }
         from->slot[k].head = ENGINE_NONE;
     }

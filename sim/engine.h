@@ -51,19 +51,45 @@ struct engine_key {
     uint32_t origin;
 };
 
+/* 32 bytes, two to a cache line (an event is written into a wheel chunk, copied into the open
+ * slot and once more when the slot is sorted; at 48 bytes, padding it to 64 cost 5-10 %,
+ * docs/performance-history.md). What it runs is a handler: a (function, context) pair in the
+ * engine's table (struct engine_handlers), named by the index in origin_h's top bits. */
 struct event {
     simtime_t time;
     uint64_t key;
-    event_fn fn;
-    void *ctx;
     uint64_t arg;
     uint32_t owner;            /* the entity the event runs on */
-    uint32_t origin;           /* the entity that scheduled it */
+    uint32_t origin_h;         /* the entity that scheduled it | the handler << ENGINE_ORIGIN_BITS */
 };
+_Static_assert(sizeof(struct event) == 32, "an event is half a cache line");
 
 #define ENGINE_SEQ_BITS 40
-#define ENGINE_MAX_ENTITIES (1u << 31)
+#define ENGINE_ORIGIN_BITS 24
+#define ENGINE_MAX_ENTITIES (1u << ENGINE_ORIGIN_BITS) /* the global entity included */
+#define ENGINE_MAX_HANDLERS (1u << (32 - ENGINE_ORIGIN_BITS))
 #define ENGINE_KEY_REMOTE (1ull << 63) /* set when origin != owner */
+
+static inline uint32_t event_origin(const struct event *ev) { return ev->origin_h & (ENGINE_MAX_ENTITIES - 1); }
+static inline uint32_t event_handler(const struct event *ev) { return ev->origin_h >> ENGINE_ORIGIN_BITS; }
+
+/* The handlers events run, registered once (engine_handler) and shared by the engines of a
+ * parallel run (engine_move_pending), so that an event keeps its meaning wherever it goes: in
+ * an MPI run every rank builds the same model and so registers the same handlers in the same
+ * order. Handler 0 fires struct timers: its events' argument is the timer's generation << 32 |
+ * its index in `timers`. */
+struct engine_handler {
+    event_fn fn;
+    void *ctx;
+};
+struct engine_handlers {
+    struct engine_handler h[ENGINE_MAX_HANDLERS];
+    uint32_t n;
+    uint32_t refs;             /* engines sharing it */
+    bool frozen;               /* a group is running: no registration (threads read it) */
+    struct timer **timers;
+    uint32_t ntimers, timers_cap;
+};
 
 struct bucket {
     struct event *ev;
@@ -77,7 +103,7 @@ struct bucket {
  * them (a horizon of 4.2 us) */
 #define ENGINE_SLOT_BITS 10
 #define ENGINE_WHEEL_SLOTS 4096u
-#define ENGINE_CHUNK 5         /* events in a chunk of a slot's list: 256 bytes */
+#define ENGINE_CHUNK 7         /* events in a chunk of a slot's list: 256 bytes */
 
 /* A wheel slot's events are a list of chunks: an insert appends to the last chunk (its line
  * stays in the cache while the slot fills), taking the slot reads each chunk's lines in
@@ -128,6 +154,7 @@ struct engine {
     uint64_t *seq;             /* per entity: events it scheduled */
     uint32_t entities;         /* model entities 0 .. entities-1; `entities` is the global one */
     uint32_t cur;              /* owner of the event running, or ENGINE_NONE between events */
+    struct engine_handlers *hs; /* what events run (shared in a parallel run) */
     uint8_t *scratch;          /* sorting a slot's events */
     uint32_t scratch_cap;      /* events it has room for */
     struct event *spare;       /* a sorted slot's events are gathered here, then swapped in */
@@ -150,8 +177,10 @@ struct engine {
 #define ENGINE_NONE UINT32_MAX
 
 struct timer {
-    uint64_t gen;
     simtime_t when;          /* SIMTIME_NEVER when not armed */
+    uint32_t gen;            /* 32 bits: a stale event passes for the latest only if the timer
+                              * was set 2^32 times while it waited */
+    uint32_t index;          /* in the engine's handlers' `timers` */
     event_fn fn;
     void *ctx;
     uint64_t arg;
@@ -165,14 +194,26 @@ void engine_free(struct engine *e);
  * then n. Without it there is only the global entity. */
 void engine_set_entities(struct engine *e, uint32_t n);
 static inline uint32_t engine_global(const struct engine *e) { return e->entities; }
-/* Schedules fn(ctx, arg) at time t (>= now), to run on entity `owner`. */
-void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, void *ctx, uint64_t arg);
+/* The index of handler (fn, ctx), registered if it is new (a linear search: hot paths keep
+ * the index). Not while a parallel run runs: register before. */
+uint32_t engine_handler(struct engine *e, event_fn fn, void *ctx);
+/* Schedules handler h's fn(ctx, arg) at time t (>= now), to run on entity `owner`. */
+void engine_at_h(struct engine *e, simtime_t t, uint32_t owner, uint32_t h, uint64_t arg);
+/* The same for (fn, ctx), found or registered through engine_handler. */
+static inline void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, event_fn fn, void *ctx, uint64_t arg)
+{
+    engine_at_h(e, t, owner, engine_handler(e, fn, ctx), arg);
+}
 /* The key the next event scheduled now for `owner` at time t gets (and counts it). With
  * engine_insert, an event made by one engine and run by another (a parallel run's
  * cross-partition event) keeps the key it would have had in a sequential run. */
 struct engine_key engine_stamp(struct engine *e, uint32_t owner, simtime_t t);
-void engine_insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn, void *ctx,
-                   uint64_t arg);
+void engine_insert_h(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, uint32_t h, uint64_t arg);
+static inline void engine_insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn,
+                                 void *ctx, uint64_t arg)
+{
+    engine_insert_h(e, t, k, owner, engine_handler(e, fn, ctx), arg);
+}
 /* The same on the entity of the event running now (the global entity before the run). */
 static inline void engine_at(struct engine *e, simtime_t t, event_fn fn, void *ctx, uint64_t arg)
 {
@@ -196,12 +237,10 @@ void engine_set_prefetch(struct engine *e, void (*fn)(void *ctx, const struct ev
 /* The share of the model's work done (0..1, negative when it cannot tell), which the
  * progress line shows with the time left; called at most every quarter of a second. */
 void engine_set_work_done(struct engine *e, double (*fn)(void *ctx), void *ctx);
-/* The handler of a struct timer's events (it skips those of a timer moved since). */
-void timer_fire(void *ctx, uint64_t gen);
 /* For a prefetch hook: the timer an event fires, or NULL when it is not a timer's. */
-static inline const struct timer *engine_event_timer(const struct event *ev)
+static inline const struct timer *engine_event_timer(const struct engine *e, const struct event *ev)
 {
-    return ev->fn == timer_fire ? ev->ctx : NULL;
+    return event_handler(ev) == 0 ? e->hs->timers[(uint32_t)ev->arg] : NULL;
 }
 /* The time of the next pending event, SIMTIME_NEVER when none (nothing is taken out). */
 simtime_t engine_next_time(struct engine *e);
@@ -245,10 +284,15 @@ static inline void timer_lite_init(struct timer_lite *t)
     t->gen = 0;
 }
 static inline bool timer_lite_armed(const struct timer_lite *t) { return t->when != SIMTIME_NEVER; }
-/* Arms (or moves) it to fire fn(ctx, arg) at `when` on entity `owner`, scheduled by the
- * engine running now (e before the run); timer_lite_index(arg) is `index`. */
-void timer_lite_set(struct timer_lite *t, struct engine *e, simtime_t when, uint32_t owner, event_fn fn, void *ctx,
-                    uint32_t index);
+/* Arms (or moves) it to fire handler h's fn(ctx, arg) at `when` on entity `owner`, scheduled
+ * by the engine running now (e before the run); timer_lite_index(arg) is `index`. */
+void timer_lite_set_h(struct timer_lite *t, struct engine *e, simtime_t when, uint32_t owner, uint32_t h,
+                      uint32_t index);
+static inline void timer_lite_set(struct timer_lite *t, struct engine *e, simtime_t when, uint32_t owner, event_fn fn,
+                                  void *ctx, uint32_t index)
+{
+    timer_lite_set_h(t, e, when, owner, engine_handler(e, fn, ctx), index);
+}
 /* In the handler, first: whether the event is t's latest (then t is disarmed). */
 bool timer_lite_due(struct timer_lite *t, uint64_t arg);
 static inline uint32_t timer_lite_index(uint64_t arg) { return (uint32_t)arg; }

@@ -113,8 +113,7 @@ void engine_group_free(struct engine_group *g)
     }
 }
 
-void engine_group_send(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn, void *ctx,
-                       uint64_t arg)
+void engine_group_send(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, uint32_t h, uint64_t arg)
 {
     struct engine_group *g = e->grp;
     if (g->mpi) {
@@ -127,9 +126,6 @@ void engine_group_send(struct engine *e, simtime_t t, struct engine_key k, uint3
         if (to == g->workers)
             g_error("entity %u made an event for the global entity: an MPI run has a copy of it on every rank",
                     e->cur);
-        if (to != g->rank && ctx != g->ctx)
-            g_error("an event for entity %u of MPI rank %u has a context other than the run's: it cannot cross "
-                    "processes", owner, to);
     }
     if (send_at_or_after ? t < send_after : t <= send_after)
         g_error("an event for entity %u at %" G_GUINT64_FORMAT " ps crosses workers inside the window ending at "
@@ -140,7 +136,7 @@ void engine_group_send(struct engine *e, simtime_t t, struct engine_key k, uint3
         o->cap = o->cap ? o->cap * 2 : 256; /* amortised, not per event */
         o->ev = g_renew(struct event, o->ev, o->cap);
     }
-    o->ev[o->len++] = (struct event){ t, k.key, fn, ctx, arg, owner, k.origin };
+    o->ev[o->len++] = (struct event){ t, k.key, arg, owner, k.origin | h << ENGINE_ORIGIN_BITS };
 }
 
 /* Moves the events every engine made for engine w into it, source by source: one origin's
@@ -156,8 +152,8 @@ static void drain_into(struct engine_group *g, uint32_t w)
             struct event *ev = &o->ev[i];
             if (g->receive)
                 g->receive(g->ctx, j, ev);
-            engine_insert(dst, ev->time, (struct engine_key){ ev->key, ev->origin }, ev->owner, ev->fn, ev->ctx,
-                          ev->arg);
+            engine_insert_h(dst, ev->time, (struct engine_key){ ev->key, event_origin(ev) }, ev->owner,
+                            event_handler(ev), ev->arg);
         }
         o->len = 0;
     }
@@ -272,18 +268,8 @@ static gpointer thread_main(gpointer p)
 
 /* ---------- an MPI run: one worker per rank ---------- */
 
-/* An event as it crosses processes: its function as the offset from one of this program's
- * (every rank runs the same program, mapped as one piece wherever it is loaded), its context
- * the receiver's run. */
-struct wire_event {
-    simtime_t time;
-    uint64_t key;
-    int64_t fn;
-    uint64_t arg;
-    uint32_t owner, origin;
-};
-
-static intptr_t fn_anchor(void) { return (intptr_t)engine_group_send; }
+/* An event crosses processes as it is (32 bytes, its handler an index every rank reads
+ * alike, engine_group.h); the ranks run one program on one machine type. */
 
 /* This rank's events for the others (and what pack adds) out; theirs for it in, with the
  * global entity's for it, which it made here. */
@@ -298,12 +284,7 @@ static void mpi_exchange(struct engine_group *g, GByteArray **send, GByteArray *
         struct engine_outbox *o = &me->out[d];
         uint64_t nev = o->len;
         g_byte_array_append(send[d], (const guint8 *)&nev, sizeof nev);
-        for (uint32_t i = 0; i < o->len; i++) {
-            const struct event *ev = &o->ev[i];
-            struct wire_event w = { ev->time, ev->key, (int64_t)((intptr_t)ev->fn - fn_anchor()), ev->arg, ev->owner,
-                                    ev->origin };
-            g_byte_array_append(send[d], (const guint8 *)&w, sizeof w);
-        }
+        g_byte_array_append(send[d], (const guint8 *)o->ev, o->len * (guint)sizeof *o->ev);
         o->len = 0;
         if (g->pack)
             g->pack(g->ctx, d, send[d]);
@@ -317,19 +298,21 @@ static void mpi_exchange(struct engine_group *g, GByteArray **send, GByteArray *
         if (recv[s]->len < sizeof nev)
             g_error("MPI rank %u sent %u bytes in a window: not rocesim's exchange", s, recv[s]->len);
         memcpy(&nev, data, sizeof nev);
-        size_t evbytes = sizeof nev + nev * sizeof(struct wire_event);
+        size_t evbytes = sizeof nev + nev * sizeof(struct event);
         if (evbytes > recv[s]->len)
             g_error("MPI rank %u sent %" G_GUINT64_FORMAT " events in %u bytes", s, nev, recv[s]->len);
         if (g->unpack)
             g->unpack(g->ctx, s, data + evbytes, recv[s]->len - evbytes);
         for (uint64_t i = 0; i < nev; i++) {
-            struct wire_event w;
-            memcpy(&w, data + sizeof nev + i * sizeof w, sizeof w);
-            struct event ev = { w.time, w.key, (event_fn)(fn_anchor() + (intptr_t)w.fn), g->ctx, w.arg, w.owner,
-                                w.origin };
+            struct event ev;
+            memcpy(&ev, data + sizeof nev + i * sizeof ev, sizeof ev);
+            if (event_handler(&ev) >= me->hs->n)
+                g_error("MPI rank %u sent an event of handler %u, of %u here: the ranks built different models", s,
+                        event_handler(&ev), me->hs->n);
             if (g->receive)
                 g->receive(g->ctx, s, &ev);
-            engine_insert(me, ev.time, (struct engine_key){ ev.key, ev.origin }, ev.owner, ev.fn, ev.ctx, ev.arg);
+            engine_insert_h(me, ev.time, (struct engine_key){ ev.key, event_origin(&ev) }, ev.owner, event_handler(&ev),
+                            ev.arg);
         }
     }
     struct engine_outbox *o = &g->eng[P]->out[g->rank]; /* the global entity's, made here */
@@ -337,7 +320,8 @@ static void mpi_exchange(struct engine_group *g, GByteArray **send, GByteArray *
         struct event *ev = &o->ev[i];
         if (g->receive)
             g->receive(g->ctx, P, ev);
-        engine_insert(me, ev->time, (struct engine_key){ ev->key, ev->origin }, ev->owner, ev->fn, ev->ctx, ev->arg);
+        engine_insert_h(me, ev->time, (struct engine_key){ ev->key, event_origin(ev) }, ev->owner, event_handler(ev),
+                        ev->arg);
     }
     o->len = 0;
 }
@@ -414,10 +398,27 @@ static simtime_t run_mpi(struct engine_group *g, simtime_t stop)
     return me->now > ge->now ? me->now : ge->now;
 }
 
+static simtime_t run_threads(struct engine_group *g, simtime_t stop);
+
+/* The handlers are frozen while the group runs: the threads read the table, and an MPI run's
+ * ranks must register alike, before (engine_group.h). */
+static void freeze_handlers(struct engine_group *g, bool on)
+{
+    for (uint32_t w = 0; w <= g->workers; w++)
+        if (g->eng[w])
+            g->eng[w]->hs->frozen = on;
+}
+
 simtime_t engine_group_run(struct engine_group *g, simtime_t stop)
 {
-    if (g->mpi)
-        return run_mpi(g, stop);
+    freeze_handlers(g, true);
+    simtime_t last = g->mpi ? run_mpi(g, stop) : run_threads(g, stop);
+    freeze_handlers(g, false);
+    return last;
+}
+
+static simtime_t run_threads(struct engine_group *g, simtime_t stop)
+{
     struct run r = { .g = g, .stop = stop, .next = g_new(simtime_t, g->workers) };
     if (g->progress)
         progress_start(&r.pr, events_run(g));

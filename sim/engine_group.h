@@ -47,8 +47,9 @@ struct engine_group {
     void *ctx;
     /* An MPI run (mpi true): this process is worker `rank` of `workers` ranks, each running
      * its engine eng[rank] and a copy of the global entity's, eng[workers], which every rank
-     * runs alike (the other engines are NULL here). An event for another rank's entity must
-     * have the group's ctx (it is sent as the offset of its function in the program); pack
+     * runs alike (the other engines are NULL here). An event crosses processes as it is: its
+     * handler is an index, the same on every rank (each registers the same ones in the same
+     * order, building the same model); pack
      * adds to what goes to rank `dest` after the window's events, unpack takes it at the
      * receiver before those events are inserted. between is called on every rank (it may
      * use collectives). */
@@ -78,7 +79,6 @@ void engine_group_free(struct engine_group *g);
  * event run. */
 simtime_t engine_group_run(struct engine_group *g, simtime_t stop);
 /* For engine.c: an event stamped by e for an entity of another engine. */
-void engine_group_send(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn, void *ctx,
-                       uint64_t arg);
+void engine_group_send(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, uint32_t h, uint64_t arg);
 
 #endif

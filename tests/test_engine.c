@@ -1215,6 +1215,85 @@ static void test_random_slot_against_reference(void)
     }
 }
 
+/* ---- handlers: the table an event's handler index names ---- */
+
+static void on_rec_b(void *ctx, uint64_t tag) { on_rec(ctx, tag | 1u << 20); }
+
+/* A pair is registered once (handler 0 is the timers'), and an event runs its own pair's
+ * function and context. */
+static void test_handlers_registered_once(void)
+{
+    struct engine e;
+    engine_init(&e);
+    struct rec r1, r2;
+    rec_init(&r1, &e, 8);
+    rec_init(&r2, &e, 8);
+    uint32_t a = engine_handler(&e, on_rec, &r1), b = engine_handler(&e, on_rec, &r2),
+             c = engine_handler(&e, on_rec_b, &r1);
+    CU_ASSERT(a != 0 && b != 0 && c != 0);
+    CU_ASSERT(a != b && a != c && b != c);
+    CU_ASSERT_EQUAL(engine_handler(&e, on_rec, &r1), a);
+    CU_ASSERT_EQUAL(engine_handler(&e, on_rec_b, &r1), c);
+    engine_at_h(&e, 10, engine_global(&e), c, 3);
+    engine_at(&e, 20, on_rec, &r2, 4);
+    engine_at_h(&e, 30, engine_global(&e), a, 5);
+    engine_run(&e, SIMTIME_NEVER);
+    CU_ASSERT_EQUAL(r1.n, 2);
+    CU_ASSERT_EQUAL(r2.n, 1);
+    if (r1.n == 2 && r2.n == 1) {
+        CU_ASSERT_EQUAL(r1.tag[0], 3 | 1u << 20);
+        CU_ASSERT_EQUAL(r1.tag[1], 5);
+        CU_ASSERT_EQUAL(r2.tag[0], 4);
+    }
+    rec_free(&r1);
+    rec_free(&r2);
+    engine_free(&e);
+}
+
+/* The handler shares a word with the origin and must not take part in the order: events of
+ * one time, owner and key from origins 1..n run by origin (engine.h, rule 3's last resort)
+ * whatever their handlers, given here the other way round (a higher handler for a lower
+ * origin). Both the insertion sort (up to 16 events) and the prefix sort (more). */
+struct order_log {
+    uint32_t ran[40];
+    uint32_t n;
+};
+struct order_ctx {
+    struct order_log *log;
+};
+
+static void on_order(void *ctx, uint64_t origin)
+{
+    struct order_ctx *c = ctx;
+    CU_ASSERT_FATAL(c->log->n < 40);
+    c->log->ran[c->log->n++] = (uint32_t)origin;
+}
+
+static void test_handler_not_in_order(void)
+{
+    for (uint32_t n = 2; n <= 40; n += 38) {
+        struct engine e;
+        engine_init(&e);
+        engine_set_entities(&e, 64);
+        struct order_log log = { .n = 0 };
+        struct order_ctx ctxs[40];
+        uint32_t h[40];
+        for (uint32_t k = 0; k < n; k++) { /* a context each: n handlers, rising */
+            ctxs[k].log = &log;
+            h[k] = engine_handler(&e, on_order, &ctxs[k]);
+            CU_ASSERT(k == 0 || h[k] > h[k - 1]);
+        }
+        uint64_t key = ENGINE_KEY_REMOTE | 5ull << ENGINE_SEQ_BITS | 9; /* one key for all */
+        for (uint32_t o = n; o >= 1; o--) /* origin o gets the (n - o)-th handler */
+            engine_insert_h(&e, 1000, (struct engine_key){ key, o }, 0, h[n - o], o);
+        engine_run(&e, SIMTIME_NEVER);
+        CU_ASSERT_EQUAL(log.n, n);
+        for (uint32_t i = 0; i < log.n; i++)
+            CU_ASSERT_EQUAL(log.ran[i], i + 1);
+        engine_free(&e);
+    }
+}
+
 static CU_TestInfo tests[] = {
     { "equal times run in insertion order", test_equal_time_insertion_order },
     { "equal times: own events first, fair turns, per-origin order", test_equal_time_tie_break },
@@ -1238,6 +1317,8 @@ static CU_TestInfo tests[] = {
     { "engine_halt stops after the current event", test_halt },
     { "events count excludes stale timer entries", test_event_count_excludes_stale },
     { "timer_lite: latest time only, stale entries uncounted, ties in the order set", test_timer_lite },
+    { "handlers: a pair registered once, each event runs its own", test_handlers_registered_once },
+    { "handlers: not part of the order of ties", test_handler_not_in_order },
     CU_TEST_INFO_NULL,
 };
 
