@@ -50,11 +50,12 @@ static gboolean bad(GError **err, const char *path, unsigned line, const char *f
 }
 
 /* An address one host can be sent to: not 0.0.0.0/8 ("this network"), multicast (224/4),
- * or the limited broadcast (RFC 1122 3.2.1.3, RFC 1112 4). */
+ * or the reserved 240/4 with the limited broadcast in it (RFC 1122 3.2.1.3, RFC 1112 4,
+ * RFC 6890 2.2.2: "Reserved", not forwardable; Linux refuses to route it by default). */
 static gboolean unicast_host(struct in_addr a)
 {
     uint32_t h = ntohl(a.s_addr);
-    return (h >> 24) != 0 && (h >> 28) != 0xE && h != 0xFFFFFFFFu;
+    return (h >> 24) != 0 && (h >> 28) < 0xE;
 }
 
 static struct hostmap *read_map(const char *path, gboolean subset, GError **err);
@@ -93,13 +94,13 @@ static struct hostmap *read_map(const char *path, gboolean subset, GError **err)
         if (nf != 7 || strcmp(v[0], "host"))
             ok = bad(err, path, ln + 1, "expected 'host <schedule-host> <machine> <rdma-device> "
                      "<netdev> <ipv4> <leaf>' (7 fields), found %d field(s)", nf);
-        else if (!*v[1] || *end || idx > 1000000)
-            ok = bad(err, path, ln + 1, "schedule host '%s' is not a host index", v[1]);
+        else if (!g_ascii_isdigit(*v[1]) || *end || idx > HOSTMAP_MAX_HOST)
+            ok = bad(err, path, ln + 1, "schedule host '%s' is not a host index 0..%u", v[1], HOSTMAP_MAX_HOST);
         else if (inet_pton(AF_INET, v[5], &a) != 1)
             ok = bad(err, path, ln + 1, "'%s' is not an IPv4 address", v[5]);
         else if (!unicast_host(a))
-            ok = bad(err, path, ln + 1, "'%s' is not a host's address (0.0.0.0/8, multicast and broadcast "
-                     "cannot be sent to as one host)", v[5]);
+            ok = bad(err, path, ln + 1, "'%s' is not a host's address (0.0.0.0/8, multicast 224/4 and the "
+                     "reserved 240/4 with broadcast cannot be sent to as one host)", v[5]);
         else if (leaf = strtoul(v[6], &end, 10), !g_ascii_isdigit(*v[6]) || *end || leaf > UINT32_MAX)
             ok = bad(err, path, ln + 1, "leaf '%s' is not a number 0..%u", v[6], UINT32_MAX);
         else {

@@ -13,6 +13,9 @@
 #include <netinet/in.h>
 #include <stdint.h>
 
+/* the highest schedule host a map may name */
+#define HOSTMAP_MAX_HOST 1000000u
+
 struct host_entry {
     char *machine, *device, *netdev;
     struct in_addr addr;

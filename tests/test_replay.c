@@ -138,10 +138,15 @@ static void test_hostmap(void)
     expect_map_error(dir, "host 0 a - - 10.0.0.1 0\nhost 0 b - - 10.0.0.2 0\n", ":2: host 0 is mapped twice (first on line 1)");
     expect_map_error(dir, "host 1 a - - 10.0.0.1 0\n", "schedule host 0 has no line");
     expect_map_error(dir, "host x a - - 10.0.0.1 0\n", ":1: schedule host 'x' is not a host index");
+    /* strtoul reads "+0" and " 0" as 0: a host index is digits only, 0..1000000 */
+    expect_map_error(dir, "host +0 a - - 10.0.0.1 0\n", ":1: schedule host '+0' is not a host index 0..1000000");
+    expect_map_error(dir, "host 1000001 a - - 10.0.0.1 0\n", ":1: schedule host '1000001' is not a host index");
     /* addresses no single host has (found writing fuzz_lab), and a leaf that is not a number */
     expect_map_error(dir, "host 0 a - - 0.0.0.0 0\n", ":1: '0.0.0.0' is not a host's address");
     expect_map_error(dir, "host 0 a - - 239.1.2.3 0\n", ":1: '239.1.2.3' is not a host's address");
     expect_map_error(dir, "host 0 a - - 255.255.255.255 0\n", ":1: '255.255.255.255' is not a host's address");
+    expect_map_error(dir, "host 0 a - - 240.0.0.1 0\n", ":1: '240.0.0.1' is not a host's address");
+    expect_map_error(dir, "host 0 a - - 223.255.255.254 0\nhost 0 b - - 10.0.0.2 0\n", ":2: host 0 is mapped twice");
     expect_map_error(dir, "host 0 a - - 10.0.0.1 -1\n", ":1: leaf '-1' is not a number 0..4294967295");
     expect_map_error(dir, "host 0 a - - 10.0.0.1 4294967296\n", ":1: leaf '4294967296' is not a number");
     struct hostmap *lo = hostmap_loopback(3);

@@ -1,7 +1,8 @@
 /* The lab's own files: the replay's host map (--hosts) and a server's layout from NCCL's
  * topology XML or `nvidia-smi topo -m` ([server] import). The first byte picks
- * the reader, the rest is the file. A refusal says why; an accepted map names a machine and an
- * address outside 0.0.0.0/8 for every host it marks as mapped. */
+ * the reader, the rest is the file. A refusal says why; an accepted map names a machine and a
+ * unicast address (1.0.0.0 to 223.255.255.255) for every host it marks as mapped, and no host
+ * beyond HOSTMAP_MAX_HOST. */
 #include <arpa/inet.h>
 #include "models/nccl_topo.h"
 #include "replay/hostmap.h"
@@ -17,9 +18,13 @@ static void read_map(const uint8_t *data, size_t size, gboolean subset)
             abort(); /* a refusal always says why */
         g_error_free(e);
     } else {
-        for (uint32_t i = 0; i < m->n; i++)
-            if ((m->mapped[i] || !subset) && (!m->h[i].machine || (ntohl(m->h[i].addr.s_addr) >> 24) == 0))
+        if (m->n > HOSTMAP_MAX_HOST + 1)
+            abort();
+        for (uint32_t i = 0; i < m->n; i++) {
+            uint32_t a = ntohl(m->h[i].addr.s_addr);
+            if ((m->mapped[i] || !subset) && (!m->h[i].machine || (a >> 24) == 0 || (a >> 24) >= 224))
                 abort();
+        }
         hostmap_free(m);
     }
     g_free(p);
