@@ -141,12 +141,12 @@ static void prefetch_led(const struct net *n, const struct event *ev, bool deep)
             switch_prefetch_arrival(n, in, pk);
         return;
     }
-    if (event_handler(ev) != n->h_tx_ready) {
-        const struct timer *t = engine_event_timer(net_eng((struct net *)n), ev);
-        if (t)
-            nic_prefetch_timer(n, t, deep);
+    if (event_handler(ev) == n->h_wake) {
+        nic_prefetch_wake(n, timer_lite_index(ev->arg), deep);
         return;
     }
+    if (event_handler(ev) != n->h_tx_ready)
+        return;
     const struct port_rt *p = &n->ports[timer_lite_index(ev->arg)];
     if (p->is_host) {
         if (deep)
@@ -891,6 +891,7 @@ static void build_hosts(struct net *n)
             hr->parked_head[q] = hr->parked_tail[q] = NONE32;
         hr->next_qpn = 0x100;
         hr->cc_idle_since = SIMTIME_NEVER;
+        timer_lite_init(&hr->wake);
         /* the NIC pauses its link when its receive buffer has less than one headroom left */
         uint64_t hdrm = n->ports[hr->port].mmu.headroom_size;
         hr->rx_xoff = sc->nic_rx_buffer > hdrm ? sc->nic_rx_buffer - hdrm : sc->nic_rx_buffer / 2;

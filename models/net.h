@@ -250,7 +250,7 @@ struct host_rt {
     simtime_t cc_idle_ps;
     uint32_t parked_head[NPRIO], parked_tail[NPRIO];
     uint32_t parked_n[NPRIO];
-    struct timer wake;         /* earliest paced QP */
+    struct timer_lite wake;    /* earliest paced QP (its event carries the host's index) */
     uint32_t next_qpn;
     uint64_t sampled[3];       /* counters at the last time-series sample */
 } __attribute__((aligned(64))); /* a host's lines are its own: neighbours may run on other cores */
@@ -402,7 +402,7 @@ struct net_sample_hooks {
 struct net {
     struct engine eng;
     /* the engine's handlers of the model's hot events (net_register_handlers) */
-    uint32_t h_arrival, h_tx_ready, h_rto, h_xfer_start, h_dep_learned;
+    uint32_t h_arrival, h_tx_ready, h_rto, h_wake, h_xfer_start, h_dep_learned;
     const struct scenario *sc;
     const struct topology *topo;
     struct topo_routes *converged; /* after a link failure: routes without the failed links */
@@ -690,7 +690,7 @@ bool nic_has_work(const struct net *n, const struct host_rt *h);
  * to). */
 void nic_prefetch_host(const struct host_rt *h);
 void nic_prefetch_dequeue(const struct net *n, const struct host_rt *h);
-void nic_prefetch_timer(const struct net *n, const struct timer *t, bool deep);
+void nic_prefetch_wake(const struct net *n, uint32_t host, bool deep);
 bool nic_prefetch_event(const struct net *n, const struct event *ev);
 void nic_prefetch_arrival(const struct net *n, const struct packet *pk, bool deep);
 void nic_post(struct net *n, uint32_t xfer);

@@ -35,8 +35,6 @@ void nic_init_qp(struct net *n, uint32_t id, uint32_t src, uint32_t dst, uint8_t
     q->next_ready = NONE32;
     timer_lite_init(&q->rto);
     n->cc->init(&q->cc, n->sc, &n->cc_env[src], 0);
-    if (n->hosts[src].wake.eng == NULL)
-        timer_init_on(&n->hosts[src].wake, net_eng(n), n->hosts[src].node, wake_fire, n, src);
 }
 
 /* CNP moderation slots (models.md 1.2): QPs that share a slot share one min_time_between_cnps.
@@ -432,15 +430,17 @@ idle:
     if (h->heap_n) {
         /* idle with data that congestion control holds back */
         h->cc_idle_since = now;
-        timer_set(&h->wake, h->heap[0].at);
+        timer_lite_set_h(&h->wake, net_eng(n), h->heap[0].at, h->node, n->h_wake, (uint32_t)(h - n->hosts));
     }
     return NONE32;
 }
 
-static void wake_fire(void *ctx, uint64_t host)
+static void wake_fire(void *ctx, uint64_t arg)
 {
     struct net *n = ctx;
-    port_kick(n, &n->ports[n->hosts[host].port]);
+    struct host_rt *h = &n->hosts[timer_lite_index(arg)];
+    if (timer_lite_due(&h->wake, arg))
+        port_kick(n, &n->ports[h->port]);
 }
 
 void nic_prefetch_host(const struct host_rt *h)
@@ -458,11 +458,11 @@ void nic_prefetch_dequeue(const struct net *n, const struct host_rt *h)
         net_prefetch_qp(n, h->ready_head);
 }
 
-void nic_prefetch_timer(const struct net *n, const struct timer *t, bool deep)
+void nic_prefetch_wake(const struct net *n, uint32_t host, bool deep)
 {
-    if (t->fn != wake_fire || t->arg >= n->topo->nhosts)
+    if (host >= n->topo->nhosts)
         return;
-    const struct host_rt *h = &n->hosts[t->arg];
+    const struct host_rt *h = &n->hosts[host];
     if (!deep) {
         nic_prefetch_host(h);
         if (h->heap_n)
@@ -472,10 +472,19 @@ void nic_prefetch_timer(const struct net *n, const struct timer *t, bool deep)
     nic_prefetch_dequeue(n, h);
 }
 
-void nic_register_handlers(struct net *n) { n->h_rto = engine_handler(net_eng(n), rto_fire, n); }
+void nic_register_handlers(struct net *n)
+{
+    n->h_rto = engine_handler(net_eng(n), rto_fire, n);
+    n->h_wake = engine_handler(net_eng(n), wake_fire, n);
+}
 
 bool nic_prefetch_event(const struct net *n, const struct event *ev)
 {
+    if (event_handler(ev) == n->h_wake) { /* the host's timer */
+        if (timer_lite_index(ev->arg) < n->topo->nhosts)
+            __builtin_prefetch(&n->hosts[timer_lite_index(ev->arg)].wake);
+        return true;
+    }
     if (event_handler(ev) != n->h_rto)
         return false;
     if (timer_lite_index(ev->arg) < n->nqps) /* the QP, from the event alone */
