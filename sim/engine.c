@@ -29,7 +29,7 @@ void engine_init(struct engine *e)
     e->far_min = SIMTIME_NEVER;
     e->cur = ENGINE_NONE;
     e->seq = g_new0(uint64_t, 1);
-    e->hs = g_new0(struct engine_handlers, 1);
+    e->hs = g_aligned_alloc0(1, sizeof *e->hs, 64);
     e->hs->refs = 1;
     e->hs->h[e->hs->n++] = (struct engine_handler){ timer_fire, e->hs }; /* handler 0 */
     e->slot = g_new(struct wheel_slot, ENGINE_WHEEL_SLOTS);
@@ -41,7 +41,7 @@ static void handlers_unref(struct engine_handlers *hs)
 {
     if (hs && --hs->refs == 0) {
         g_free(hs->timers);
-        g_free(hs);
+        g_aligned_free(hs);
     }
 }
 

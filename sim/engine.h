@@ -89,7 +89,8 @@ struct engine_handlers {
     bool frozen;               /* a group is running: no registration (threads read it) */
     struct timer **timers;
     uint32_t ntimers, timers_cap;
-};
+} __attribute__((aligned(64))); /* lines of its own: every worker reads it for every event, and
+                                  * a neighbour's writes on its lines would bounce them */
 
 struct bucket {
     struct event *ev;
