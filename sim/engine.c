@@ -629,6 +629,11 @@ void engine_insert_h(struct engine *e, simtime_t t, struct engine_key k, uint32_
     insert(e, t, k, owner, h, arg);
 }
 
+void engine_insert_event(struct engine *e, const struct event *ev)
+{
+    insert(e, ev->time, (struct engine_key){ ev->key, event_origin(ev) }, ev->owner, event_handler(ev), ev->arg);
+}
+
 uint32_t engine_handler(struct engine *e, event_fn fn, void *ctx)
 {
     struct engine_handlers *hs = e->hs;
@@ -869,8 +874,7 @@ void engine_move_pending(struct engine *from, struct engine **to, const uint32_t
         for (uint32_t j = b->head; j < b->len; j++) {
             const struct event *ev = &b->ev[j];
             if (to[engine_of[ev->owner]])
-                engine_insert_h(to[engine_of[ev->owner]], ev->time, (struct engine_key){ ev->key, event_origin(ev) },
-                                ev->owner, event_handler(ev), ev->arg);
+                engine_insert_event(to[engine_of[ev->owner]], ev);
         }
         b->head = b->len = 0;
     }
@@ -879,8 +883,7 @@ void engine_move_pending(struct engine *from, struct engine **to, const uint32_t
             for (uint32_t j = 0; j < chunk_len(from, &from->slot[k], id); j++) {
                 const struct event *ev = &from->chunks[id].ev[j];
                 if (to[engine_of[ev->owner]])
-                    engine_insert_h(to[engine_of[ev->owner]], ev->time, (struct engine_key){ ev->key, event_origin(ev) },
-                                    ev->owner, event_handler(ev), ev->arg);
+                    engine_insert_event(to[engine_of[ev->owner]], ev);
             }
         from->slot[k].head = ENGINE_NONE;
     }

@@ -210,6 +210,9 @@ static inline void engine_at_on(struct engine *e, simtime_t t, uint32_t owner, e
  * cross-partition event) keeps the key it would have had in a sequential run. */
 struct engine_key engine_stamp(struct engine *e, uint32_t owner, simtime_t t);
 void engine_insert_h(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, uint32_t h, uint64_t arg);
+/* An event made by another engine (or moved from one), inserted as it is: key, origin and
+ * handler kept. */
+void engine_insert_event(struct engine *e, const struct event *ev);
 static inline void engine_insert(struct engine *e, simtime_t t, struct engine_key k, uint32_t owner, event_fn fn,
                                  void *ctx, uint64_t arg)
 {

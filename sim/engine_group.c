@@ -152,8 +152,7 @@ static void drain_into(struct engine_group *g, uint32_t w)
             struct event *ev = &o->ev[i];
             if (g->receive)
                 g->receive(g->ctx, j, ev);
-            engine_insert_h(dst, ev->time, (struct engine_key){ ev->key, event_origin(ev) }, ev->owner,
-                            event_handler(ev), ev->arg);
+            engine_insert_event(dst, ev);
         }
         o->len = 0;
     }
@@ -311,8 +310,7 @@ static void mpi_exchange(struct engine_group *g, GByteArray **send, GByteArray *
                         event_handler(&ev), me->hs->n);
             if (g->receive)
                 g->receive(g->ctx, s, &ev);
-            engine_insert_h(me, ev.time, (struct engine_key){ ev.key, event_origin(&ev) }, ev.owner, event_handler(&ev),
-                            ev.arg);
+            engine_insert_event(me, &ev);
         }
     }
     struct engine_outbox *o = &g->eng[P]->out[g->rank]; /* the global entity's, made here */
@@ -320,8 +318,7 @@ static void mpi_exchange(struct engine_group *g, GByteArray **send, GByteArray *
         struct event *ev = &o->ev[i];
         if (g->receive)
             g->receive(g->ctx, P, ev);
-        engine_insert_h(me, ev->time, (struct engine_key){ ev->key, event_origin(ev) }, ev->owner, event_handler(ev),
-                        ev->arg);
+        engine_insert_event(me, ev);
     }
     o->len = 0;
 }
