@@ -516,6 +516,12 @@ int run_scenario(const struct run_options *o)
                 g_set_error(&err, G_OPTION_ERROR, G_OPTION_ERROR_FAILED, "the run did not start");
             goto quiet_fail;
         }
+        if (!net_mpi_same_model(n, &err)) {
+            rc = 2;
+            if (!writer)
+                g_clear_error(&err); /* the same error on every rank: rank 0 says it */
+            goto quiet_fail;
+        }
     }
 
     clear_stage(stages); /* the engine's progress line takes over */

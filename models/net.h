@@ -575,6 +575,10 @@ char *net_buffer_warning(const struct scenario *sc, const struct topology *t);
 gboolean net_set_mpi(struct net *n, uint32_t rank, uint32_t ranks, GError **err);
 void net_run_mpi(struct net *n);
 void net_mpi_gather(struct net *n);
+/* Whether every rank built the same model as rank 0 (program, scenario, topology, schedule,
+ * handlers), compared by digests; else an error naming the first rank and part that differ,
+ * the same on every rank. Collective: every rank calls it before the run. */
+gboolean net_mpi_same_model(const struct net *n, GError **err);
 void net_mpi_free(struct net *n);
 /* Hooks for the ranks but 0: they write nothing, their samples go to rank 0. */
 void net_mpi_sink_hooks(struct net_sample_hooks *h);

@@ -14,9 +14,11 @@
 #include <math.h>
 #include <string.h>
 #include "models/net.h"
+#include "models/schedule_meta.h"
 #include "sim/engine_group.h"
 #include "sim/reserve.h"
 #include "sim/mpi_comm.h"
+#include "sim/version.h"
 
 /* A sampled value on its way to rank 0. */
 struct row_rec {
@@ -73,6 +75,121 @@ gboolean net_set_mpi(struct net *n, uint32_t rank, uint32_t ranks, GError **err)
         n->mpi->lens = g_new0(size_t, ranks);
     }
     return TRUE;
+}
+
+/* ---------- before the run: every rank built the same model ---------- */
+
+/* What the ranks must share, part by part, so that a difference is named. Each rank reads the
+ * scenario, its --set and the files it names on its own machine, and runs its own build: a
+ * rank that built another fabric or schedule would exchange events and packets that mean
+ * something else there (a handler index, a port, a QP), and the results would be wrong
+ * without a word. MD5 (GLib's fastest checksum): the digests catch accidents, not forgery. */
+enum model_part { PART_PROGRAM, PART_SCENARIO, PART_TOPOLOGY, PART_SCHEDULE, PART_ENGINE, NPARTS };
+#define PART_BYTES 16
+
+static const char *const part_differs[NPARTS] = {
+    [PART_PROGRAM] = "its rocesim is another version or build (run the same build on every machine)",
+    [PART_SCENARIO] = "its scenario differs (every rank reads the scenario, its --set and --seed itself: give "
+                      "every rank the same file and options)",
+    [PART_TOPOLOGY] = "its topology differs (a [topology] file that is not the same on every machine)",
+    [PART_SCHEDULE] = "its schedule differs (a schedule file that is not the same on every machine)",
+    [PART_ENGINE] = "it registered other event handlers or timers (another build of rocesim)",
+};
+
+static void sum_u64(GChecksum *c, uint64_t v) { g_checksum_update(c, (const guchar *)&v, sizeof v); }
+
+static void sum_str(GChecksum *c, const char *s)
+{
+    sum_u64(c, strlen(s));
+    g_checksum_update(c, (const guchar *)s, (gssize)strlen(s));
+}
+
+/* The schedule, field by field (struct transfer has padding). */
+static void sum_schedule(GChecksum *c, const struct schedule *s)
+{
+    sum_u64(c, schedule_count(s));
+    for (uint32_t i = 0; i < schedule_count(s); i++) {
+        const struct transfer *t = schedule_get(s, i);
+        uint64_t v[6] = { (uint64_t)t->src << 32 | t->dst,
+                          t->bytes,
+                          (uint64_t)t->prio << 48 | (uint64_t)t->channel << 32 | t->qp,
+                          (uint64_t)t->deps_off << 32 | t->ndeps,
+                          t->delay,
+                          (uint64_t)t->job << 32 | t->coll };
+        g_checksum_update(c, (const guchar *)v, sizeof v);
+    }
+    sum_u64(c, s->deps->len);
+    g_checksum_update(c, (const guchar *)s->deps->data, (gssize)(s->deps->len * sizeof(uint32_t)));
+    sum_u64(c, s->jobs->len);
+    for (guint j = 0; j < s->jobs->len; j++) {
+        const struct sched_job *jb = &g_array_index(s->jobs, struct sched_job, j);
+        sum_str(c, jb->name);
+        sum_str(c, jb->op);
+        sum_str(c, jb->algorithm ? jb->algorithm : "");
+        sum_u64(c, jb->ranks);
+    }
+    sum_u64(c, s->colls->len);
+}
+
+static void part_digest(const struct net *n, enum model_part p, guint8 out[PART_BYTES])
+{
+    GChecksum *c = g_checksum_new(G_CHECKSUM_MD5);
+    switch (p) {
+    case PART_PROGRAM:
+        sum_str(c, "rocesim " ROCESIM_VERSION);
+        /* what crosses ranks as bytes (net_wire, engine_group.c) */
+        sum_u64(c, sizeof(struct event));
+        sum_u64(c, sizeof(struct packet));
+        break;
+    case PART_SCENARIO: {
+        char *text = g_key_file_to_data(n->sc->expanded, NULL, NULL);
+        sum_str(c, text);
+        g_free(text);
+        break;
+    }
+    case PART_TOPOLOGY: {
+        char *d = topology_digest(n->topo);
+        sum_str(c, d);
+        g_free(d);
+        break;
+    }
+    case PART_SCHEDULE:
+        sum_schedule(c, n->sched);
+        break;
+    case PART_ENGINE:
+        sum_u64(c, n->eng.hs->n);
+        sum_u64(c, n->eng.hs->ntimers);
+        break;
+    case NPARTS:
+        break;
+    }
+    gsize len = PART_BYTES;
+    g_checksum_get_digest(c, out, &len);
+    g_checksum_free(c);
+}
+
+gboolean net_mpi_same_model(const struct net *n, GError **err)
+{
+    if (!n->mpi)
+        return TRUE;
+    guint8 mine[NPARTS][PART_BYTES];
+    for (int p = 0; p < NPARTS; p++)
+        part_digest(n, (enum model_part)p, mine[p]);
+    GByteArray *all = g_byte_array_new();
+    mpi_comm_allgatherv(mine, sizeof mine, all, NULL);
+    gboolean same = TRUE;
+    if (all->len != n->ranks * sizeof mine)
+        g_error("MPI: %u bytes of model digests from %u ranks", all->len, n->ranks);
+    /* every rank finds the same first difference, so all fail alike and rank 0 says it */
+    for (uint32_t r = 1; r < n->ranks && same; r++)
+        for (int p = 0; p < NPARTS && same; p++)
+            if (memcmp(all->data + r * sizeof mine + p * PART_BYTES, all->data + p * PART_BYTES, PART_BYTES)) {
+                g_set_error(err, SCENARIO_ERROR, 2, "%s: MPI rank %u built a different model from rank 0's: %s",
+                            n->sc->path, r, part_differs[p]);
+                same = FALSE;
+            }
+    g_byte_array_free(all, TRUE);
+    return same;
 }
 
 void net_mpi_free(struct net *n)

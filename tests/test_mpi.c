@@ -8,27 +8,52 @@
  * rank 0, no folder, and no rank left waiting. */
 #include "tests/same_results.h"
 
-/* `mpirun -np NP rocesim run SCENARIO -o OUT -q --no-plots EXTRA` with a time limit (a rank
- * left waiting would otherwise hang the suite); the output in *log. */
-static int mpirun_sim(int np, const char *rel, const char *out, const char *extra, char **log)
+/* The environment and launcher every mpirun here starts with: under AddressSanitizer, Open
+ * MPI's own leaks at exit are suppressed by library, which needs full stacks (its libraries
+ * have no frame pointers) and its components loaded; a time limit, since a rank left waiting
+ * would otherwise hang the suite. Caller frees. */
+static char *mpirun_prefix(void)
 {
-    char *path = test_data_path(rel), *sc = test_data_path("../lsan-mpi.supp");
+    char *sc = test_data_path("../lsan-mpi.supp");
     char *supp = g_canonicalize_filename(sc, NULL);
-    /* under AddressSanitizer: Open MPI's own leaks at exit are suppressed by library, which
-     * needs full stacks (its libraries have no frame pointers) and its components loaded */
     const char *asan = getenv("ASAN_OPTIONS");
     char *cmd = g_strdup_printf("ASAN_OPTIONS='%s%sfast_unwind_on_malloc=0' "
                                 "LSAN_OPTIONS='suppressions=%s:print_suppressions=0' "
                                 "OMPI_MCA_mca_base_component_disable_dlclose=1 "
-                                "timeout -k 5 300 mpirun --allow-run-as-root --oversubscribe -np %d "
-                                "'%s' run '%s' -o '%s' -q --no-plots %s 2>&1",
-                                asan ? asan : "", asan ? ":" : "", supp, np, test_rocesim_bin(), path, out,
-                                extra ? extra : "");
-    int rc = test_run(cmd, log);
-    g_free(cmd);
+                                "timeout -k 5 300 mpirun --allow-run-as-root --oversubscribe",
+                                asan ? asan : "", asan ? ":" : "", supp);
     g_free(supp);
     g_free(sc);
+    return cmd;
+}
+
+/* `mpirun -np NP rocesim run SCENARIO -o OUT -q --no-plots EXTRA`; the output in *log. */
+static int mpirun_sim(int np, const char *rel, const char *out, const char *extra, char **log)
+{
+    char *path = test_data_path(rel), *pre = mpirun_prefix();
+    char *cmd = g_strdup_printf("%s -np %d '%s' run '%s' -o '%s' -q --no-plots %s 2>&1", pre, np,
+                                test_rocesim_bin(), path, out, extra ? extra : "");
+    int rc = test_run(cmd, log);
+    g_free(cmd);
+    g_free(pre);
     g_free(path);
+    return rc;
+}
+
+/* Two ranks that each run `rocesim run SCENARIO -o OUT -q --no-plots EXTRA` in their own
+ * folder (mpirun's -wdir), as two machines that each read their own copy of the files. */
+static int mpirun_two_dirs(const char *dir0, const char *extra0, const char *dir1, const char *extra1,
+                           const char *scenario, const char *out, char **log)
+{
+    char *pre = mpirun_prefix(), *bin = g_canonicalize_filename(test_rocesim_bin(), NULL); /* beside -wdir */
+    char *cmd = g_strdup_printf("%s -np 1 -wdir '%s' '%s' run '%s' -o '%s' -q --no-plots %s "
+                                ": -np 1 -wdir '%s' '%s' run '%s' -o '%s' -q --no-plots %s 2>&1",
+                                pre, dir0, bin, scenario, out, extra0 ? extra0 : "", dir1, bin, scenario, out,
+                                extra1 ? extra1 : "");
+    int rc = test_run(cmd, log);
+    g_free(cmd);
+    g_free(bin);
+    g_free(pre);
     return rc;
 }
 
@@ -165,6 +190,101 @@ static void test_rank0_refusal_ends_all(void)
     test_outdir_free(&o);
 }
 
+/* Copies tests/scenarios/SRC's files `names` (NULL-ended) into DST. */
+static void copy_fixture(const char *src, const char *const *names, const char *dst)
+{
+    CU_ASSERT_EQUAL_FATAL(g_mkdir_with_parents(dst, 0755), 0);
+    for (const char *const *f = names; *f; f++) {
+        char *rel = g_build_filename(src, *f, NULL), *from = test_data_path(rel), *to = g_build_filename(dst, *f, NULL);
+        gchar *text = NULL;
+        gsize len = 0;
+        CU_ASSERT_TRUE_FATAL(g_file_get_contents(from, &text, &len, NULL));
+        CU_ASSERT_TRUE_FATAL(g_file_set_contents(to, text, (gssize)len, NULL));
+        g_free(text);
+        g_free(to);
+        g_free(from);
+        g_free(rel);
+    }
+}
+
+/* Replaces the first `old` in DIR/FILE by `new` (the fixture must hold it). */
+static void edit_fixture(const char *dir, const char *file, const char *old, const char *new)
+{
+    char *path = g_build_filename(dir, file, NULL);
+    gchar *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(path, &text, NULL, NULL));
+    char *at = strstr(text, old);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    *at = 0;
+    char *edited = g_strconcat(text, new, at + strlen(old), NULL);
+    CU_ASSERT_TRUE_FATAL(g_file_set_contents(path, edited, -1, NULL));
+    g_free(edited);
+    g_free(text);
+    g_free(path);
+}
+
+/* Two ranks whose inputs differ in one file (dir b's copy edited): exit 2, rank 0's one
+ * message naming the rank and what differs, and no results folder. */
+static void expect_different_model(const char *src, const char *const *names, const char *scenario, const char *file,
+                                   const char *old, const char *new, const char *what)
+{
+    struct test_outdir o = test_outdir_new();
+    char *a = g_build_filename(o.tmp, "a", NULL), *b = g_build_filename(o.tmp, "b", NULL);
+    copy_fixture(src, names, a);
+    copy_fixture(src, names, b);
+    edit_fixture(b, file, old, new);
+    char *log = NULL;
+    int rc = mpirun_two_dirs(a, NULL, b, NULL, scenario, o.out, &log);
+    CU_ASSERT_EQUAL(rc, 2);
+    char *want = g_strdup_printf("rocesim: %s: MPI rank 1 built a different model from rank 0's: %s", scenario, what);
+    CU_ASSERT_PTR_NOT_NULL(log && strstr(log, want));
+    if (rc != 2 || !log || !strstr(log, want))
+        fprintf(stderr, "\n  %s edited on rank 1: exit %d, expected \"%s\":\n%s\n", file, rc, want, log ? log : "");
+    CU_ASSERT_FALSE(g_file_test(o.out, G_FILE_TEST_EXISTS));
+    g_free(want);
+    g_free(log);
+    g_free(a);
+    g_free(b);
+    test_outdir_free(&o);
+}
+
+/* Each rank reads the scenario, its options and the files it names on its own machine. A
+ * rank that built another model would exchange handler indices, ports and QPs that mean
+ * something else on the others, and the results would be wrong without a word. */
+static void test_ranks_build_one_model(void)
+{
+    if (!have_mpirun())
+        return;
+    /* the options: one rank's --set (a rank's command line is its own under MPMD launches) */
+    struct test_outdir o = test_outdir_new();
+    char *rel = test_data_path("."), *dir = g_canonicalize_filename(rel, NULL);
+    g_free(rel);
+    char *log = NULL;
+    int rc = mpirun_two_dirs(dir, NULL, dir, "--set scenario.stop=2ms", "minimal.ini", o.out, &log);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(log && strstr(log, "minimal.ini: MPI rank 1 built a different model from rank 0's: "
+                                              "its scenario differs"));
+    CU_ASSERT_PTR_NULL(log && strstr(log, "rocesim (MPI rank 1)")); /* one message, rank 0's */
+    CU_ASSERT_FALSE(g_file_test(o.out, G_FILE_TEST_EXISTS));
+    g_free(log);
+    /* the same options on both: the run goes ahead */
+    rc = mpirun_two_dirs(dir, "--seed 5", dir, "--seed 5", "minimal.ini", o.out, &log);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT_TRUE(g_file_test(o.out, G_FILE_TEST_IS_DIR));
+    g_free(log);
+    g_free(dir);
+    test_outdir_free(&o);
+    /* a file the scenario names, at the same path, with other contents on rank 1's machine */
+    const char *const sched[] = { "rate-gap.ini", "rate-gap.sched", NULL };
+    expect_different_model("results", sched, "rate-gap.ini", "rate-gap.sched", "\n1 1 0 100000 ", "\n1 1 0 100001 ",
+                           "its schedule differs");
+    const char *const edges[] = { "edges.ini", "fabric.topo", NULL };
+    expect_different_model("edges400", edges, "edges.ini", "fabric.topo", "link leaf1 spine1 400Gbps 1us",
+                           "link leaf1 spine1 400Gbps 2us", "its topology differs");
+    expect_different_model("edges400", edges, "edges.ini", "edges.ini", "cc_preset = hpcc_ns3", "cc_preset = connectx",
+                           "its scenario differs");
+}
+
 /* Each rank builds the whole fabric, so on one machine N ranks need N times one process's
  * memory. M is the smallest power-of-two limit one process's estimate E fits in (`check`,
  * which is one process): E > M / 2, so 2 ranks on this machine (2E) do not fit in M and are
@@ -213,6 +333,7 @@ static CU_TestInfo tests[] = {
     { "pcap, --workers (a number or auto), ooo-place and a missing file under mpirun: exit 2", test_refusals },
     { "rank 0 refusing the output folder ends every rank", test_rank0_refusal_ends_all },
     { "the memory limit counts every rank on the machine", test_memory_counts_every_rank },
+    { "ranks that read different scenarios, options, schedules or topologies: exit 2, named", test_ranks_build_one_model },
     CU_TEST_INFO_NULL,
 };
 
