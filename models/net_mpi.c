@@ -96,73 +96,39 @@ static const char *const part_differs[NPARTS] = {
     [PART_ENGINE] = "it registered other event handlers or timers (another build of rocesim)",
 };
 
-static void sum_u64(GChecksum *c, uint64_t v) { g_checksum_update(c, (const guchar *)&v, sizeof v); }
-
-static void sum_str(GChecksum *c, const char *s)
-{
-    sum_u64(c, strlen(s));
-    g_checksum_update(c, (const guchar *)s, (gssize)strlen(s));
-}
-
-/* The schedule, field by field (struct transfer has padding). */
-static void sum_schedule(GChecksum *c, const struct schedule *s)
-{
-    sum_u64(c, schedule_count(s));
-    for (uint32_t i = 0; i < schedule_count(s); i++) {
-        const struct transfer *t = schedule_get(s, i);
-        uint64_t v[6] = { (uint64_t)t->src << 32 | t->dst,
-                          t->bytes,
-                          (uint64_t)t->prio << 48 | (uint64_t)t->channel << 32 | t->qp,
-                          (uint64_t)t->deps_off << 32 | t->ndeps,
-                          t->delay,
-                          (uint64_t)t->job << 32 | t->coll };
-        g_checksum_update(c, (const guchar *)v, sizeof v);
-    }
-    sum_u64(c, s->deps->len);
-    g_checksum_update(c, (const guchar *)s->deps->data, (gssize)(s->deps->len * sizeof(uint32_t)));
-    sum_u64(c, s->jobs->len);
-    for (guint j = 0; j < s->jobs->len; j++) {
-        const struct sched_job *jb = &g_array_index(s->jobs, struct sched_job, j);
-        sum_str(c, jb->name);
-        sum_str(c, jb->op);
-        sum_str(c, jb->algorithm ? jb->algorithm : "");
-        sum_u64(c, jb->ranks);
-    }
-    sum_u64(c, s->colls->len);
-}
-
+/* Each part is a checksum of its own, of one string or a few numbers. */
 static void part_digest(const struct net *n, enum model_part p, guint8 out[PART_BYTES])
 {
     GChecksum *c = g_checksum_new(G_CHECKSUM_MD5);
+    char *text = NULL;
+    uint64_t v[3] = { 0 };
     switch (p) {
     case PART_PROGRAM:
-        sum_str(c, "rocesim " ROCESIM_VERSION);
+        text = g_strdup("rocesim " ROCESIM_VERSION);
         /* what crosses ranks as bytes (net_wire, engine_group.c) */
-        sum_u64(c, sizeof(struct event));
-        sum_u64(c, sizeof(struct packet));
+        v[0] = sizeof(struct event);
+        v[1] = sizeof(struct packet);
         break;
-    case PART_SCENARIO: {
-        char *text = g_key_file_to_data(n->sc->expanded, NULL, NULL);
-        sum_str(c, text);
-        g_free(text);
+    case PART_SCENARIO:
+        text = g_key_file_to_data(n->sc->expanded, NULL, NULL);
         break;
-    }
-    case PART_TOPOLOGY: {
-        char *d = topology_digest(n->topo);
-        sum_str(c, d);
-        g_free(d);
+    case PART_TOPOLOGY:
+        text = topology_digest(n->topo);
         break;
-    }
     case PART_SCHEDULE:
-        sum_schedule(c, n->sched);
+        schedule_checksum(c, n->sched);
         break;
     case PART_ENGINE:
-        sum_u64(c, n->eng.hs->n);
-        sum_u64(c, n->eng.hs->ntimers);
+        v[0] = n->eng.hs->n;
+        v[1] = n->eng.hs->ntimers;
         break;
     case NPARTS:
         break;
     }
+    if (text)
+        g_checksum_update(c, (const guchar *)text, -1);
+    g_checksum_update(c, (const guchar *)v, sizeof v);
+    g_free(text);
     gsize len = PART_BYTES;
     g_checksum_get_digest(c, out, &len);
     g_checksum_free(c);

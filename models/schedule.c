@@ -53,6 +53,40 @@ uint32_t schedule_add(struct schedule *s, const struct transfer *t, const uint32
     return s->transfers->len - 1;
 }
 
+static void sum_u64(GChecksum *c, uint64_t v) { g_checksum_update(c, (const guchar *)&v, sizeof v); }
+
+static void sum_str(GChecksum *c, const char *s)
+{
+    sum_u64(c, strlen(s));
+    g_checksum_update(c, (const guchar *)s, (gssize)strlen(s));
+}
+
+void schedule_checksum(GChecksum *c, const struct schedule *s)
+{
+    sum_u64(c, schedule_count(s));
+    for (uint32_t i = 0; i < schedule_count(s); i++) {
+        const struct transfer *t = schedule_get(s, i);
+        uint64_t v[6] = { (uint64_t)t->src << 32 | t->dst,
+                          t->bytes,
+                          (uint64_t)t->prio << 48 | (uint64_t)t->channel << 32 | t->qp,
+                          (uint64_t)t->deps_off << 32 | t->ndeps,
+                          t->delay,
+                          (uint64_t)t->job << 32 | t->coll };
+        g_checksum_update(c, (const guchar *)v, sizeof v);
+    }
+    sum_u64(c, s->deps->len);
+    g_checksum_update(c, (const guchar *)s->deps->data, (gssize)(s->deps->len * sizeof(uint32_t)));
+    sum_u64(c, s->jobs->len);
+    for (guint j = 0; j < s->jobs->len; j++) {
+        const struct sched_job *jb = &g_array_index(s->jobs, struct sched_job, j);
+        sum_str(c, jb->name);
+        sum_str(c, jb->op);
+        sum_str(c, jb->algorithm ? jb->algorithm : "");
+        sum_u64(c, jb->ranks);
+    }
+    sum_u64(c, s->colls->len);
+}
+
 GArray *schedule_job_sinks(const struct schedule *s, uint32_t job)
 {
     uint32_t n = s->transfers->len;

@@ -102,6 +102,10 @@ static inline uint32_t schedule_count(const struct schedule *s) { return s->tran
  * workload declared `after` this job must wait for (for a collective job, the end marker of
  * its last iteration). Caller frees the array (uint32_t ids). */
 GArray *schedule_job_sinks(const struct schedule *s, uint32_t job);
+/* Feeds the schedule to a checksum field by field (struct transfer has padding): its
+ * transfers, dependencies and jobs, so that two processes that each read a schedule can tell
+ * whether they read the same one (an MPI run's ranks, a replay's). */
+void schedule_checksum(GChecksum *c, const struct schedule *s);
 /* Fills qps (struct sched_qp; usually s->qps) from the transfers' (src, dst, qp) groups and
  * returns, in qp_of (one entry per transfer, caller frees; may be NULL), each transfer's QP
  * index or SCHEDULE_NO_QP for markers. FALSE with *err when two transfers of one QP have

@@ -333,6 +333,88 @@ static gboolean gather_errors(struct rank_state *r, const char *mine, GError **e
     return ok;
 }
 
+/* What every rank reads on its own machine and must share with rank 0: the schedule (and the
+ * --subset of its hosts the ranks play), the host map, and the options that shape the traffic.
+ * A rank with another schedule would post and wait for other messages, one with another map
+ * send to other addresses: the replay would hang to its timeout or measure something else.
+ * MD5 (GLib's fastest checksum) catches accidents, not forgery. */
+enum input_part { IN_SCHEDULE, IN_HOSTMAP, IN_OPTIONS, NINPUTS };
+#define INPUT_BYTES 16
+
+static void input_digest(const struct replay_config *c, enum input_part p, guint8 out[INPUT_BYTES])
+{
+    GChecksum *k = g_checksum_new(G_CHECKSUM_MD5);
+    switch (p) {
+    case IN_SCHEDULE:
+        schedule_checksum(k, c->sched);
+        if (c->rank_host)
+            g_checksum_update(k, (const guchar *)c->rank_host, (gssize)(c->size * sizeof *c->rank_host));
+        break;
+    case IN_HOSTMAP:
+        g_checksum_update(k, (const guchar *)c->addr, (gssize)(c->size * sizeof *c->addr));
+        break;
+    case IN_OPTIONS: {
+        uint64_t v[] = { c->mtu, c->rate_bps, c->window, c->cc_line_bps, (uint64_t)c->rto_ns,
+                         (uint64_t)c->timeout_ns, (uint64_t)c->start_delay_ns, c->udp_port, c->test_ce_every };
+        double drop = c->drop;
+        g_checksum_update(k, (const guchar *)v, sizeof v);
+        g_checksum_update(k, (const guchar *)&drop, sizeof drop);
+        g_checksum_update(k, (const guchar *)(c->transport ? c->transport : "udp"), -1);
+        g_checksum_update(k, (const guchar *)(c->cc ? c->cc->name : "none"), -1);
+        if (c->scenario) { /* its knobs drive the cc and the NP */
+            char *text = g_key_file_to_data(c->scenario->expanded, NULL, NULL);
+            g_checksum_update(k, (const guchar *)text, -1);
+            g_free(text);
+        }
+        break;
+    }
+    case NINPUTS:
+        break;
+    }
+    gsize len = INPUT_BYTES;
+    g_checksum_get_digest(k, out, &len);
+    g_checksum_free(k);
+}
+
+/* Every rank's inputs against rank 0's: FALSE (a bad input, exit 2) naming the first rank and
+ * part that differ, the same on every rank. */
+static gboolean agree_inputs(struct rank_state *r, GError **err)
+{
+    static const char *const differs[NINPUTS][2] = {
+        [IN_SCHEDULE] = { "schedule differs", "on its own machine: give every rank the same file and --subset" },
+        [IN_HOSTMAP] = { "host map differs", "each rank reads --hosts on its own machine: give every rank the same map" },
+        [IN_OPTIONS] = { "options differ", "--mtu, --rate, --window, --cc, --rto, --timeout, --udp-port, --transport, "
+                                    "--scenario and its --set must be the same on every rank" },
+    };
+    guint8 mine[NINPUTS][INPUT_BYTES];
+    for (int p = 0; p < NINPUTS; p++)
+        input_digest(r->c, (enum input_part)p, mine[p]);
+    GBytes **all = NULL;
+    if (!ctrl_allgather(r->ctrl, mine, sizeof mine, &all, err))
+        return FALSE;
+    gboolean same = TRUE;
+    gsize l0;
+    const guint8 *root = g_bytes_get_data(all[0], &l0);
+    for (int k = 1; k < r->c->size; k++) {
+        gsize l;
+        const guint8 *d = g_bytes_get_data(all[k], &l);
+        for (int p = 0; same && p < NINPUTS; p++)
+            if (l != sizeof mine || l0 != sizeof mine || memcmp(d + p * INPUT_BYTES, root + p * INPUT_BYTES, INPUT_BYTES)) {
+                char *hint = p == IN_SCHEDULE ? g_strdup_printf("each rank reads %s %s", r->c->schedule_path,
+                                                                differs[p][1])
+                                              : g_strdup(differs[p][1]);
+                g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_INPUT, "MPI rank %d's %s from rank 0's (%s)", k,
+                            differs[p][0], hint);
+                g_free(hint);
+                same = FALSE;
+            }
+    }
+    for (int k = 0; k < r->c->size; k++)
+        g_bytes_unref(all[k]);
+    g_free(all);
+    return same;
+}
+
 /* JSON object text obj with member name = the JSON text value added. */
 static char *with_member(const char *obj, const char *name, const char *value)
 {
@@ -406,7 +488,7 @@ gboolean replay_run(const struct replay_config *c, enum replay_status *status, G
         goto out;
     /* each exchange on the control plane may take --timeout, at least 5 s */
     r.ctrl = ctrl_connect(c->rank, size, c->ctrl_addr, c->ctrl_port, MAX(c->timeout_ns, 5000000000LL), err);
-    if (!r.ctrl)
+    if (!r.ctrl || !agree_inputs(&r, err))
         goto out;
     struct xport_events ev = { &r, ev_landed, ev_notified, ev_acked, ev_failed, ev_broken };
     GError *xe = NULL;

@@ -739,6 +739,77 @@ static void test_mpirun_cc_cnp(void)
 static void test_mpirun_ring_allreduce(void) { replay_scenario("ring4", NULL, TRUE); }
 static void test_mpirun_incast(void) { replay_scenario("incast4", NULL, TRUE); }
 
+/* Two ranks started with mpirun's MPMD form, each in a folder of its own (-wdir) as on two
+ * machines: `rocesim replay job.sched EXTRA` in a and b. */
+static int replay_two_dirs(const char *a, const char *b, const char *extra_b, const char *lab, char **log)
+{
+    char *bin = g_canonicalize_filename(test_rocesim_bin(), NULL);
+    char *cmd = g_strdup_printf("timeout -k 5 120 mpirun --allow-run-as-root --oversubscribe "
+                                "-np 1 -wdir '%s' '%s' replay job.sched --udp-port %d --ctrl-port %d -o '%s' "
+                                "--timeout 20s : -np 1 -wdir '%s' '%s' replay job.sched --udp-port %d --ctrl-port %d "
+                                "-o '%s' --timeout 20s %s 2>&1",
+                                a, bin, port_base(), port_base() + 1, lab, b, bin, port_base(), port_base() + 1, lab,
+                                extra_b ? extra_b : "");
+    int rc = test_run(cmd, log);
+    g_free(cmd);
+    g_free(bin);
+    return rc;
+}
+
+/* Each rank reads the schedule and its options on its own machine. Rank 1 with a copy whose
+ * one transfer is a byte longer made a replay "complete" with 2000001 of 2000000 bytes; now
+ * the ranks compare what they read before any traffic: exit 2, the rank and the part named,
+ * no folder. The same files and options replay. */
+static void test_mpirun_ranks_read_one_schedule(void)
+{
+    if (!have_mpirun())
+        return;
+    char *dir = test_tmpdir();
+    char *ini = test_data_path("replay/pair2.ini");
+    char *a = g_build_filename(dir, "a", NULL), *b = g_build_filename(dir, "b", NULL);
+    char *sa = g_build_filename(a, "job.sched", NULL), *sb = g_build_filename(b, "job.sched", NULL);
+    char *lab = g_build_filename(dir, "lab", NULL);
+    CU_ASSERT_EQUAL_FATAL(g_mkdir_with_parents(a, 0755), 0);
+    CU_ASSERT_EQUAL_FATAL(g_mkdir_with_parents(b, 0755), 0);
+    const char *sargs[] = { "schedule", ini, "-o", sa, NULL };
+    CU_ASSERT_EQUAL_FATAL(test_rocesim(sargs, NULL, NULL, NULL), 0);
+    gchar *text = NULL;
+    CU_ASSERT_TRUE_FATAL(g_file_get_contents(sa, &text, NULL, NULL));
+    char *row = strstr(text, "\n0 1 0 2000000 "); /* pair2.ini: one 2 MB transfer, host 1 to 0 */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    CU_ASSERT_TRUE_FATAL(g_file_set_contents(sb, text, -1, NULL));
+    char *log = NULL;
+    int rc = replay_two_dirs(a, b, "--rate 10Gbps", lab, &log);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(log && strstr(log, "rank 0: MPI rank 1's options differ from rank 0's"));
+    CU_ASSERT_FALSE(g_file_test(lab, G_FILE_TEST_EXISTS));
+    g_free(log);
+    row[12] = '1'; /* 2000000 -> 2000001 */
+    CU_ASSERT_TRUE_FATAL(g_file_set_contents(sb, text, -1, NULL));
+    rc = replay_two_dirs(a, b, NULL, lab, &log);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT_PTR_NOT_NULL(log && strstr(log, "rank 0: MPI rank 1's schedule differs from rank 0's (each rank "
+                                              "reads job.sched on its own machine"));
+    CU_ASSERT_FALSE(g_file_test(lab, G_FILE_TEST_EXISTS));
+    if (rc != 2)
+        fprintf(stderr, "\nreplay of two schedules: exit %d:\n%s\n", rc, log);
+    g_free(log);
+    rc = replay_two_dirs(a, a, NULL, lab, &log);
+    CU_ASSERT_EQUAL(rc, 0);
+    if (rc == 0)
+        CU_ASSERT_EQUAL(test_metric(lab, "bytes_landed"), 2000000);
+    g_free(log);
+    g_free(text);
+    g_free(lab);
+    g_free(sb);
+    g_free(sa);
+    g_free(b);
+    g_free(a);
+    g_free(ini);
+    test_rmtree(dir);
+    g_free(dir);
+}
+
 /* --subset: hosts 0, 1 and 3 of the 4-host incast (3 senders -> host 0) on 3 ranks. By the
  * rule of replay/subset.h: t0 (1 -> 0) and t2 (3 -> 0) run, t1 (2 -> 0) is a marker at host 0
  * (markers have no transfers.csv row); the results keep the schedule's ids and host numbers. Without --subset the map is refused. */
@@ -1181,6 +1252,7 @@ static CU_TestInfo tests[] = {
     { "bad input: exit 2 with the reason", test_bad_input },
     { "mpirun -np 4: ring AllReduce", test_mpirun_ring_allreduce },
     { "mpirun -np 3 --subset: 3 of the incast's 4 hosts", test_mpirun_subset },
+    { "mpirun MPMD: ranks that read another schedule or options: exit 2, named", test_mpirun_ranks_read_one_schedule },
     { "mpirun -np 4: incast", test_mpirun_incast },
     { "mpirun -np 4: packet loss recovered", test_mpirun_drops_recovered },
     { "mpirun -np 4: a replay longer than the setup deadline measures the clocks again", test_mpirun_longer_than_setup_deadline },
