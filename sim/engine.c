@@ -244,12 +244,32 @@ static void prec_msd(struct prec *src, struct prec *dst, struct prec *out, uint3
     }
 }
 
-/* Sorts n (more than 16) events of one slot through prefix records: an MSD radix sort of the
- * prefixes, then an insertion pass that orders the small bins it left and the runs of equal
- * prefixes (a merge when that pass finds more disorder than those make). */
+/* Sorts n (more than 16) records of events v (an MSD radix sort of the prefixes, then an
+ * insertion pass that orders the small bins it left and the runs of equal prefixes, or a
+ * merge when that pass finds more disorder than those make); returns where they ended (the
+ * scratch's first or second half). */
+static struct prec *sort_records(struct engine *e, const struct event *v, uint32_t n)
+{
+    struct prec *x = (struct prec *)e->scratch, *y = x + n;
+    prec_msd(x, y, x, n, 64);
+    if (!prec_insertion(x, n, v, 8ull * n))
+        x = prec_merge(x, y, n, v);
+    return x;
+}
+
+/* Makes room in the scratch for the records of n events and the sorts' second half. */
+static void scratch_reserve(struct engine *e, uint32_t n)
+{
+    if (e->scratch_cap < n) {
+        e->scratch_cap = n * 2;
+        e->scratch = g_renew(uint8_t, e->scratch, (gsize)e->scratch_cap * 2 * sizeof(struct prec));
+    }
+}
+
+/* Sorts bucket 0's n (more than 16) events through prefix records. */
 static void sort_prefixed(struct engine *e, struct event *v, uint32_t n)
 {
-    struct prec *base = (struct prec *)e->scratch, *x = base, *y = base + n;
+    struct prec *x = (struct prec *)e->scratch;
     bool sorted = true;
     for (uint32_t i = 0; i < n; i++) {
         x[i] = (struct prec){ prefix_of(&v[i]), i };
@@ -258,9 +278,7 @@ static void sort_prefixed(struct engine *e, struct event *v, uint32_t n)
     }
     if (sorted)
         return;
-    prec_msd(x, y, x, n, 64);
-    if (!prec_insertion(x, n, v, 8ull * n))
-        x = prec_merge(x, y, n, v);
+    x = sort_records(e, v, n);
     permute(e, n, &x[0].idx, sizeof *x);
 }
 
@@ -275,10 +293,7 @@ static void sort0(struct engine *e)
         insertion_sort(v, n);
         return;
     }
-    if (e->scratch_cap < n) {
-        e->scratch_cap = n * 2;
-        e->scratch = g_renew(uint8_t, e->scratch, (gsize)e->scratch_cap * 2 * sizeof(struct prec));
-    }
+    scratch_reserve(e, n);
     sort_prefixed(e, v, n);
 }
 
@@ -405,7 +420,7 @@ static uint32_t chunk_new(struct engine *e)
     if (e->nfree)
         return e->chunk_free[--e->nfree];
     if (e->chunk_used == e->chunk_cap) {
-        if (e->chunk_cap >= ENGINE_NONE / 4)
+        if (e->chunk_cap >= ENGINE_NONE / 8) /* wheel_take_sorted's index: chunk * 8 + place */
             g_error("engine: more than %u events in the near future", e->chunk_cap * ENGINE_CHUNK);
         uint32_t cap = e->chunk_cap ? e->chunk_cap * 2 : 256;
         struct wheel_chunk *c = g_aligned_alloc(cap, sizeof *c, 64);
@@ -468,6 +483,15 @@ static inline void prefetch_chunk(const struct wheel_chunk *c)
         __builtin_prefetch((const char *)c + off);
 }
 
+/* Slot k is empty now (its chunks freed). */
+static inline void slot_clear(struct engine *e, uint32_t k)
+{
+    e->slot[k].head = ENGINE_NONE;
+    e->slot_bits[k >> 6] &= ~(1ull << (k & 63));
+    if (!e->slot_bits[k >> 6])
+        e->slot_words &= ~(1ull << (k >> 6));
+}
+
 /* wheel_take for a slot of several chunks (or a bucket not yet grown) */
 static void wheel_take_list(struct engine *e, struct wheel_slot *sl, struct bucket *b0)
 {
@@ -502,10 +526,58 @@ static void wheel_take(struct engine *e, uint64_t s)
     } else {
         wheel_take_list(e, sl, b0);
     }
-    sl->head = ENGINE_NONE;
-    e->slot_bits[k >> 6] &= ~(1ull << (k & 63));
-    if (!e->slot_bits[k >> 6])
-        e->slot_words &= ~(1ull << (k >> 6));
+    slot_clear(e, k);
+}
+
+/* The events of a slot of three chunks or more (more than 14), put in order into bucket 0
+ * (empty here) from where they lie: records built from the chunks, sorted, and the events
+ * gathered in their order. Copying them into the bucket first and sorting there (sort0)
+ * moves each event once more, through lines the model's state has evicted since the last
+ * slot (the 4096-host permutation's slots hold thousands). A record's index is the event's
+ * place in the chunks seen as one array of events (chunk * 8 + place: a chunk is the room of
+ * 8 events, 7 and its links). The chunks are freed as they are read: nothing is inserted
+ * before the gather. */
+static void wheel_take_sorted(struct engine *e, uint64_t s)
+{
+    uint32_t k = (uint32_t)s & (ENGINE_WHEEL_SLOTS - 1);
+    struct wheel_slot *sl = &e->slot[k];
+    const struct event *v = &e->chunks[0].ev[0];
+    _Static_assert(sizeof(struct wheel_chunk) == 8 * sizeof(struct event) && offsetof(struct wheel_chunk, ev) == 0,
+                   "a chunk is the room of 8 events, its 7 first");
+    uint32_t n = 0;
+    bool sorted = true;
+    for (uint32_t id = sl->head; id != ENGINE_NONE;) {
+        const struct wheel_chunk *c = &e->chunks[id];
+        uint32_t next = c->next;
+        if (id == sl->head && next != ENGINE_NONE)
+            prefetch_chunk(&e->chunks[next]);
+        if (c->next2 != ENGINE_NONE)
+            prefetch_chunk(&e->chunks[c->next2]);
+        scratch_reserve(e, n + ENGINE_CHUNK);
+        struct prec *x = (struct prec *)e->scratch;
+        for (uint32_t j = 0, len = chunk_len(e, sl, id); j < len; j++, n++) {
+            x[n] = (struct prec){ prefix_of(&c->ev[j]), id * 8 + j };
+            if (n && sorted && prec_before(&x[n], &x[n - 1], v))
+                sorted = false;
+        }
+        e->chunk_free[e->nfree++] = id;
+        id = next;
+    }
+    slot_clear(e, k);
+    const struct prec *x = (const struct prec *)e->scratch;
+    if (!sorted && n > 16)
+        x = sort_records(e, v, n);
+    struct bucket *b0 = &e->b[0];
+    if (b0->cap < n) { /* empty: nothing to keep */
+        g_free(b0->ev);
+        b0->cap = n * 2;
+        b0->ev = g_new(struct event, b0->cap);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        b0->ev[i] = v[x[i].idx];
+    b0->len = n;
+    if (!sorted && n <= 16)
+        insertion_sort(b0->ev, n);
 }
 
 /* The first slot of the wheel that has events (its number, not its index), or UINT64_MAX
@@ -543,10 +615,17 @@ static bool open_next(struct engine *e, simtime_t stop)
         return false;
     e->wheel_from = s + 1;
     e->b[0].head = e->b[0].len = 0;
-    if (e->slot[(uint32_t)s & (ENGINE_WHEEL_SLOTS - 1)].head != ENGINE_NONE)
-        wheel_take(e, s);
-    far_take(e, s << ENGINE_SLOT_BITS | ((1ull << ENGINE_SLOT_BITS) - 1));
-    sort0(e);
+    const struct wheel_slot *sl = &e->slot[(uint32_t)s & (ENGINE_WHEEL_SLOTS - 1)];
+    simtime_t end = s << ENGINE_SLOT_BITS | ((1ull << ENGINE_SLOT_BITS) - 1);
+    if (sl->head != ENGINE_NONE && sl->before_tail != ENGINE_NONE && sl->before_tail != sl->head &&
+        !(e->far_n && e->far_min <= end)) {
+        wheel_take_sorted(e, s); /* three chunks or more, and none of the radix heap's events */
+    } else {
+        if (sl->head != ENGINE_NONE)
+            wheel_take(e, s);
+        far_take(e, end);
+        sort0(e);
+    }
     /* the next slot's first chunk was written a link's delay ago and is out of the caches:
      * start loading it while this slot's events run */
     uint64_t s2 = wheel_next(e);
