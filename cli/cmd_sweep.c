@@ -214,7 +214,13 @@ int cmd_sweep(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    if (r == SWEEP_RANKS_DIFFER) {
+        fprintf(stderr, "rocesim sweep: %s\n", s.ranks_differ);
+        rc = 2;
+        goto out;
+    }
     if (mpi && !root) {
+        sweep_mark_rank_done(&s); /* for rank 0's wait: the grid this rank ran */
         /* mpirun aborts the whole launch when a rank exits non-zero: rank 0 reports failures */
         if (!o.quiet)
             printf("rocesim sweep: rank %d: %u run, %u already done, %u failed\n", s.mpi.rank, ran, reused,

@@ -1002,6 +1002,50 @@ static void test_mpi_split(void)
     g_free(tmp);
 }
 
+/* Each rank reads the scenario on its own machine. Rank 1 with a copy whose switch buffer
+ * differs ran its points with those settings; their results never matched rank 0's grid,
+ * and rank 0 waited for them until killed. Now a rank that is done leaves its grid's digest
+ * (points/.rank-1) and rank 0 stops with exit 2, naming the rank. The same launch id on both,
+ * as a launcher gives; ranks started as by a launcher (the environment only). */
+static void test_mpi_ranks_differ(void)
+{
+    char *tmp = test_tmpdir();
+    char *a = g_build_filename(tmp, "a", NULL), *b = g_build_filename(tmp, "b", NULL);
+    CU_ASSERT_EQUAL_FATAL(g_mkdir_with_parents(a, 0755), 0);
+    CU_ASSERT_EQUAL_FATAL(g_mkdir_with_parents(b, 0755), 0);
+    char *ia = write_in(a, "small.ini", small_ini);
+    char *other = g_strdup(small_ini);
+    char *at = strstr(other, "buffer = 4MB");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    at[9] = '8'; /* buffer = 8MB on rank 1's machine */
+    char *ib = write_in(b, "small.ini", other);
+    char *bin = g_canonicalize_filename(test_rocesim_bin(), NULL); /* beside cd */
+    const char *vary = "--vary switch.ecn_kmin=20KB,40KB";
+    char *out = NULL;
+    int rc = sh(&out,
+                "cd '%s' && env OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1 PMIX_NAMESPACE=d$$ timeout 120 %s sweep "
+                "small.ini %s -j 1 -o '%s/out' --no-plots > '%s/r1.txt' 2>&1 & "
+                "cd '%s' && env OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 PMIX_NAMESPACE=d$$ timeout 120 %s sweep "
+                "small.ini %s -j 1 -o '%s/out' --no-plots 2>&1; r=$?; wait; exit $r",
+                b, bin, vary, tmp, tmp, a, bin, vary, tmp);
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT(has(out, "rocesim sweep: MPI rank 1 built another grid from rank 0's"));
+    if (rc != 2)
+        fprintf(stderr, "\n  two grids: exit %d:\n%s\n", rc, out);
+    char *csv = g_build_filename(tmp, "out", "sweep.csv", NULL);
+    CU_ASSERT_FALSE(g_file_test(csv, G_FILE_TEST_EXISTS)); /* no table mixing the two */
+    g_free(csv);
+    g_free(out);
+    g_free(bin);
+    g_free(ib);
+    g_free(other);
+    g_free(ia);
+    g_free(b);
+    g_free(a);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
 /* A run that stops at a PFC deadlock (exit 3, results written) is an outcome, not a failed
  * point: status deadlock, also when reused; tune never takes it as feasible. */
 static void test_deadlock_points(void)
@@ -1292,6 +1336,7 @@ static CU_TestInfo tests[] = {
     { "[sweep] section", test_sweep_section },
     { "tune finds the known best point within its budget", test_tune_known_best },
     { "MPI split: same sweep.csv as one process", test_mpi_split },
+    { "MPI ranks that read different scenarios: rank 0 names the rank, exit 2", test_mpi_ranks_differ },
     { "deadlocked points are results, not failures", test_deadlock_points },
     { "plots", test_plots },
     { "replicates: seeds per configuration, mean/sd/CI, resumable", test_replicates },

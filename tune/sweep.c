@@ -200,6 +200,7 @@ void sweep_free(struct sweep *s)
         g_ptr_array_unref(s->points);
     g_free(s->out);
     g_free(s->points_dir);
+    g_free(s->ranks_differ);
     mpi_split_clear(&s->mpi);
     memset(s, 0, sizeof *s);
     s->lock_fd = -1;
@@ -239,6 +240,27 @@ char *sweep_point_path(const struct sweep *s, const struct sweep_point *p, const
     char *path = g_build_filename(s->points_dir, f, NULL);
     g_free(f);
     return path;
+}
+
+char *sweep_digest(const struct sweep *s)
+{
+    GChecksum *c = g_checksum_new(G_CHECKSUM_MD5);
+    for (guint i = 0; i < s->points->len; i++) {
+        const struct sweep_point *p = g_ptr_array_index(s->points, i);
+        char *head = g_strdup_printf("%s %" G_GUINT64_FORMAT "\n", p->name, p->seed);
+        g_checksum_update(c, (const guchar *)head, -1);
+        g_free(head);
+        if (p->expected) {
+            char *text = g_key_file_to_data(p->expected, NULL, NULL);
+            g_checksum_update(c, (const guchar *)text, -1);
+            g_free(text);
+        } else if (p->invalid) {
+            g_checksum_update(c, (const guchar *)p->invalid, -1);
+        }
+    }
+    char *d = g_strdup(g_checksum_get_string(c));
+    g_checksum_free(c);
+    return d;
 }
 
 /* The "scenario" object of a summary.json against the expanded key file. */

@@ -176,6 +176,7 @@ struct sweep {
     struct sweep_progress prog;
     int interrupted;      /* the signal that stopped sweep_run, or 0 */
     int lock_fd;
+    char *ranks_differ;   /* SWEEP_RANKS_DIFFER: which rank, and what to do */
 };
 
 /* Builds the grid and validates it before anything runs: the scenario must load with the
@@ -204,7 +205,7 @@ gboolean sweep_prepare_dir(struct sweep *s, GError **err);
  * running points are terminated and left pending. */
 typedef gboolean (*sweep_point_fn)(struct sweep *s, struct sweep_point *p, void *ud);
 
-enum sweep_result { SWEEP_FINISHED = 0, SWEEP_STOPPED, SWEEP_INTERRUPTED };
+enum sweep_result { SWEEP_FINISHED = 0, SWEEP_STOPPED, SWEEP_INTERRUPTED, SWEEP_RANKS_DIFFER };
 
 /* Runs the points whose indices are listed (invalid ones are skipped, complete ones reused),
  * s->jobs at a time. SIGINT, SIGTERM and SIGHUP stop it: running points are terminated and
@@ -212,8 +213,16 @@ enum sweep_result { SWEEP_FINISHED = 0, SWEEP_STOPPED, SWEEP_INTERRUPTED };
 enum sweep_result sweep_run(struct sweep *s, const guint *which, guint n, sweep_point_fn fn, void *ud);
 
 /* MPI rank 0: waits until every point owned by another rank has results or a failure marker
- * of this launch. */
+ * of this launch. SWEEP_RANKS_DIFFER (the reason in s->ranks_differ) when a rank that is done
+ * built another grid: each rank reads the scenario, the [sweep] section and the files they
+ * name on its own machine, and its points' results never match what rank 0 expects. */
 enum sweep_result sweep_wait_others(struct sweep *s);
+/* MPI ranks above 0, when their points are done: a marker (points/.rank-R) with the launch's
+ * id and sweep_digest, for rank 0's wait. */
+void sweep_mark_rank_done(const struct sweep *s);
+/* A digest of the grid as this process built it: every point's name, seed and expanded
+ * scenario (or why it is invalid). Caller frees. */
+char *sweep_digest(const struct sweep *s);
 
 /* Clears the progress line (if shown). */
 void sweep_progress_end(struct sweep *s);

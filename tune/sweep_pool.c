@@ -430,6 +430,50 @@ static gboolean load_failed_marker(const struct sweep *s, struct sweep_point *p)
     return TRUE;
 }
 
+static char *rank_marker_path(const struct sweep *s, int rank)
+{
+    char *f = g_strdup_printf(".rank-%d", rank);
+    char *path = g_build_filename(s->points_dir, f, NULL);
+    g_free(f);
+    return path;
+}
+
+void sweep_mark_rank_done(const struct sweep *s)
+{
+    char *path = rank_marker_path(s, s->mpi.rank), *d = sweep_digest(s);
+    char *text = g_strdup_printf("%s\n%s\n", s->mpi.job ? s->mpi.job : "-", d);
+    GError *e = NULL;
+    if (!g_file_set_contents(path, text, -1, &e)) {
+        fprintf(stderr, "rocesim %s: %s\n", s->cmd, e->message);
+        g_error_free(e);
+    }
+    g_free(text);
+    g_free(d);
+    g_free(path);
+}
+
+/* The first rank of this launch that is done with another grid than this one's, or 0. The
+ * marker of an earlier launch (another job id) is not looked at; without the launch's id
+ * (a launcher that gives none) no marker can be told from an earlier one's. */
+static int rank_with_other_grid(const struct sweep *s, const char *mine)
+{
+    int found = 0;
+    if (!s->mpi.job)
+        return 0;
+    for (int r = 1; r < s->mpi.size && !found; r++) {
+        char *path = rank_marker_path(s, r), *text = NULL;
+        if (g_file_get_contents(path, &text, NULL, NULL)) {
+            char **lines = g_strsplit(text, "\n", 3);
+            if (lines[0] && lines[1] && !strcmp(lines[0], s->mpi.job) && strcmp(lines[1], mine))
+                found = r;
+            g_strfreev(lines);
+        }
+        g_free(text);
+        g_free(path);
+    }
+    return found;
+}
+
 enum sweep_result sweep_wait_others(struct sweep *s)
 {
     struct sweep_progress *g = &s->prog;
@@ -440,6 +484,7 @@ enum sweep_result sweep_wait_others(struct sweep *s)
     sigaddset(&set, SIGHUP);
     sigprocmask(SIG_BLOCK, &set, &old);
     enum sweep_result r = SWEEP_FINISHED;
+    char *mine = sweep_digest(s);
     for (;;) {
         guint waiting = 0;
         for (guint i = 0; i < s->points->len; i++) {
@@ -459,6 +504,17 @@ enum sweep_result sweep_wait_others(struct sweep *s)
         }
         if (!waiting)
             break;
+        /* a point whose results show another configuration may be an earlier launch's, which
+         * its rank is about to replace; once that rank is done, the grids differ */
+        int other = rank_with_other_grid(s, mine);
+        if (other) {
+            s->ranks_differ = g_strdup_printf(
+                "MPI rank %d built another grid from rank 0's: its points' results show other settings. Each rank "
+                "reads %s, its --set values and the files it names on its own machine: make them the same on "
+                "every machine", other, s->scenario);
+            r = SWEEP_RANKS_DIFFER;
+            break;
+        }
         char what[64];
         g_snprintf(what, sizeof what, "waiting for %u point%s of other ranks", waiting, waiting == 1 ? "" : "s");
         progress_show(s, what);
@@ -471,5 +527,6 @@ enum sweep_result sweep_wait_others(struct sweep *s)
         }
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
+    g_free(mine);
     return r;
 }
