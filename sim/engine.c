@@ -492,19 +492,25 @@ static inline void slot_clear(struct engine *e, uint32_t k)
         e->slot_words &= ~(1ull << (k >> 6));
 }
 
+/* Chunk id of slot sl, as a walk of the slot's list reaches it. A slot's chunks were taken
+ * from the free stack at different times and lie apart: the walk loads the chunk two ahead
+ * (next was started one chunk ago; the first two at the slot's start). */
+static inline const struct wheel_chunk *chunk_walked(const struct engine *e, const struct wheel_slot *sl, uint32_t id)
+{
+    const struct wheel_chunk *c = &e->chunks[id];
+    if (id == sl->head && c->next != ENGINE_NONE)
+        prefetch_chunk(&e->chunks[c->next]);
+    if (c->next2 != ENGINE_NONE)
+        prefetch_chunk(&e->chunks[c->next2]);
+    return c;
+}
+
 /* wheel_take for a slot of several chunks (or a bucket not yet grown) */
 static void wheel_take_list(struct engine *e, struct wheel_slot *sl, struct bucket *b0)
 {
     for (uint32_t id = sl->head; id != ENGINE_NONE;) {
-        const struct wheel_chunk *c = &e->chunks[id];
+        const struct wheel_chunk *c = chunk_walked(e, sl, id);
         uint32_t next = c->next;
-        /* a slot's chunks were taken from the free stack at different times and lie apart:
-         * the walk loads the chunk two ahead (next was started one chunk ago; the first two
-         * at the slot's start) */
-        if (id == sl->head && next != ENGINE_NONE)
-            prefetch_chunk(&e->chunks[next]);
-        if (c->next2 != ENGINE_NONE)
-            prefetch_chunk(&e->chunks[c->next2]);
         for (uint32_t j = 0, len = chunk_len(e, sl, id); j < len; j++)
             bucket_push(b0, &c->ev[j]);
         e->chunk_free[e->nfree++] = id;
@@ -547,12 +553,8 @@ static void wheel_take_sorted(struct engine *e, uint64_t s)
     uint32_t n = 0;
     bool sorted = true;
     for (uint32_t id = sl->head; id != ENGINE_NONE;) {
-        const struct wheel_chunk *c = &e->chunks[id];
+        const struct wheel_chunk *c = chunk_walked(e, sl, id);
         uint32_t next = c->next;
-        if (id == sl->head && next != ENGINE_NONE)
-            prefetch_chunk(&e->chunks[next]);
-        if (c->next2 != ENGINE_NONE)
-            prefetch_chunk(&e->chunks[c->next2]);
         scratch_reserve(e, n + ENGINE_CHUNK);
         struct prec *x = (struct prec *)e->scratch;
         for (uint32_t j = 0, len = chunk_len(e, sl, id); j < len; j++, n++) {
