@@ -87,14 +87,25 @@ gboolean net_set_mpi(struct net *n, uint32_t rank, uint32_t ranks, GError **err)
 enum model_part { PART_PROGRAM, PART_SCENARIO, PART_TOPOLOGY, PART_SCHEDULE, PART_ENGINE, NPARTS };
 #define PART_BYTES 16
 
-static const char *const part_differs[NPARTS] = {
-    [PART_PROGRAM] = "its rocesim is another version or build (run the same build on every machine)",
-    [PART_SCENARIO] = "its scenario differs (every rank reads the scenario, its --set and --seed itself: give "
-                      "every rank the same file and options)",
-    [PART_TOPOLOGY] = "its topology differs (a [topology] file that is not the same on every machine)",
-    [PART_SCHEDULE] = "its schedule differs (a schedule file that is not the same on every machine)",
-    [PART_ENGINE] = "it registered other event handlers or timers (another build of rocesim)",
-};
+/* What differs, and what to do about it. */
+static const char *part_differs(enum model_part p)
+{
+    switch (p) {
+    case PART_PROGRAM:
+        return "its rocesim is another version or build (run the same build on every machine)";
+    case PART_SCENARIO:
+        return "its scenario differs (every rank reads the scenario, its --set and --seed itself: give every rank "
+               "the same file and options)";
+    case PART_TOPOLOGY:
+        return "its topology differs (a [topology] file that is not the same on every machine)";
+    case PART_SCHEDULE:
+        return "its schedule differs (a schedule file that is not the same on every machine)";
+    case PART_ENGINE:
+    case NPARTS:
+        break;
+    }
+    return "it registered other event handlers or timers (another build of rocesim)";
+}
 
 /* Each part is a checksum of its own, of one string or a few numbers. */
 static void part_digest(const struct net *n, enum model_part p, guint8 out[PART_BYTES])
@@ -151,7 +162,7 @@ gboolean net_mpi_same_model(const struct net *n, GError **err)
         for (int p = 0; p < NPARTS && same; p++)
             if (memcmp(all->data + r * sizeof mine + p * PART_BYTES, all->data + p * PART_BYTES, PART_BYTES)) {
                 g_set_error(err, SCENARIO_ERROR, 2, "%s: MPI rank %u built a different model from rank 0's: %s",
-                            n->sc->path, r, part_differs[p]);
+                            n->sc->path, r, part_differs((enum model_part)p));
                 same = FALSE;
             }
     g_byte_array_free(all, TRUE);

@@ -380,12 +380,6 @@ static void input_digest(const struct replay_config *c, enum input_part p, guint
  * part that differ, the same on every rank. */
 static gboolean agree_inputs(struct rank_state *r, GError **err)
 {
-    static const char *const differs[NINPUTS][2] = {
-        [IN_SCHEDULE] = { "schedule differs", "on its own machine: give every rank the same file and --subset" },
-        [IN_HOSTMAP] = { "host map differs", "each rank reads --hosts on its own machine: give every rank the same map" },
-        [IN_OPTIONS] = { "options differ", "--mtu, --rate, --window, --cc, --rto, --timeout, --udp-port, --transport, "
-                                    "--scenario and its --set must be the same on every rank" },
-    };
     guint8 mine[NINPUTS][INPUT_BYTES];
     for (int p = 0; p < NINPUTS; p++)
         input_digest(r->c, (enum input_part)p, mine[p]);
@@ -400,12 +394,19 @@ static gboolean agree_inputs(struct rank_state *r, GError **err)
         const guint8 *d = g_bytes_get_data(all[k], &l);
         for (int p = 0; same && p < NINPUTS; p++)
             if (l != sizeof mine || l0 != sizeof mine || memcmp(d + p * INPUT_BYTES, root + p * INPUT_BYTES, INPUT_BYTES)) {
-                char *hint = p == IN_SCHEDULE ? g_strdup_printf("each rank reads %s %s", r->c->schedule_path,
-                                                                differs[p][1])
-                                              : g_strdup(differs[p][1]);
-                g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_INPUT, "MPI rank %d's %s from rank 0's (%s)", k,
-                            differs[p][0], hint);
-                g_free(hint);
+                if (p == IN_SCHEDULE)
+                    g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_INPUT,
+                                "MPI rank %d's schedule differs from rank 0's (each rank reads %s on its own machine: "
+                                "give every rank the same file and --subset)", k, r->c->schedule_path);
+                else if (p == IN_HOSTMAP)
+                    g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_INPUT,
+                                "MPI rank %d's host map differs from rank 0's (each rank reads --hosts on its own "
+                                "machine: give every rank the same map)", k);
+                else
+                    g_set_error(err, REPLAY_ERROR, REPLAY_ERROR_INPUT,
+                                "MPI rank %d's options differ from rank 0's (--mtu, --rate, --window, --cc, --rto, "
+                                "--timeout, --udp-port, --transport, --scenario and its --set must be the same on "
+                                "every rank)", k);
                 same = FALSE;
             }
     }
