@@ -1148,8 +1148,10 @@ static void test_batch_sorts_agree(void)
 /* n events in one slot of the wheel (2^ENGINE_SLOT_BITS ps) at random times on random
  * owners, scheduled before the run (each its owner's own, so the header's rule is: time,
  * then owner, then the order they were scheduled in): run against that order computed by
- * qsort. The sizes cross the sorts' paths: insertion of events (up to 16), one radix pass,
- * bins sorted again, several levels. */
+ * qsort. The sizes cross the sorts' paths: a slot of two chunks copied into the bucket and
+ * sorted there (14), one of three chunks or more sorted where it lies (15 on: insertion of
+ * the gathered events up to 16, above that records in one radix pass, bins sorted again,
+ * several levels). */
 struct slot_ref {
     simtime_t t;
     uint32_t owner;
@@ -1181,7 +1183,7 @@ static void slot_hit(void *ctx, uint64_t idx)
 
 static void test_random_slot_against_reference(void)
 {
-    const uint32_t sizes[] = { 16, 17, 60, 128, 300, 2048, 3000, 60000 };
+    const uint32_t sizes[] = { 14, 15, 16, 17, 60, 128, 300, 2048, 3000, 60000 };
     const uint32_t owners[] = { 1, 5, 1000, 100000 };
     struct rng g;
     rng_init(&g, 9, 4);

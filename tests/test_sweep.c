@@ -1002,11 +1002,25 @@ static void test_mpi_split(void)
     g_free(tmp);
 }
 
+/* Rank 1 in folder b and rank 0 in folder a, each `sweep small.ini` into tmp/OUT with the
+ * same launch id, started as by a launcher (the environment only); rank 0's output in *out. */
+static int sweep_two_dirs(const char *a, const char *b, const char *bin, const char *tmp, const char *outdir,
+                          const char *id, char **out)
+{
+    const char *vary = "--vary switch.ecn_kmin=20KB,40KB";
+    return sh(out,
+              "cd '%s' && env OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1 PMIX_NAMESPACE=%s$$ timeout 120 %s sweep "
+              "small.ini %s -j 1 -o '%s/%s' --no-plots > '%s/r1.txt' 2>&1 & "
+              "cd '%s' && env OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 PMIX_NAMESPACE=%s$$ timeout 120 %s sweep "
+              "small.ini %s -j 1 -o '%s/%s' --no-plots 2>&1; r=$?; wait; exit $r",
+              b, id, bin, vary, tmp, outdir, tmp, a, id, bin, vary, tmp, outdir);
+}
+
 /* Each rank reads the scenario on its own machine. Rank 1 with a copy whose switch buffer
  * differs ran its points with those settings; their results never matched rank 0's grid,
  * and rank 0 waited for them until killed. Now a rank that is done leaves its grid's digest
- * (points/.rank-1) and rank 0 stops with exit 2, naming the rank. The same launch id on both,
- * as a launcher gives; ranks started as by a launcher (the environment only). */
+ * (points/.rank-1) and rank 0 stops with exit 2, naming the rank. Copies that are the same
+ * in two folders sweep through. */
 static void test_mpi_ranks_differ(void)
 {
     char *tmp = test_tmpdir();
@@ -1020,20 +1034,24 @@ static void test_mpi_ranks_differ(void)
     at[9] = '8'; /* buffer = 8MB on rank 1's machine */
     char *ib = write_in(b, "small.ini", other);
     char *bin = g_canonicalize_filename(test_rocesim_bin(), NULL); /* beside cd */
-    const char *vary = "--vary switch.ecn_kmin=20KB,40KB";
     char *out = NULL;
-    int rc = sh(&out,
-                "cd '%s' && env OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1 PMIX_NAMESPACE=d$$ timeout 120 %s sweep "
-                "small.ini %s -j 1 -o '%s/out' --no-plots > '%s/r1.txt' 2>&1 & "
-                "cd '%s' && env OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 PMIX_NAMESPACE=d$$ timeout 120 %s sweep "
-                "small.ini %s -j 1 -o '%s/out' --no-plots 2>&1; r=$?; wait; exit $r",
-                b, bin, vary, tmp, tmp, a, bin, vary, tmp);
+    int rc = sweep_two_dirs(a, b, bin, tmp, "out", "d", &out);
     CU_ASSERT_EQUAL(rc, 2);
     CU_ASSERT(has(out, "rocesim sweep: MPI rank 1 built another grid from rank 0's"));
     if (rc != 2)
         fprintf(stderr, "\n  two grids: exit %d:\n%s\n", rc, out);
     char *csv = g_build_filename(tmp, "out", "sweep.csv", NULL);
     CU_ASSERT_FALSE(g_file_test(csv, G_FILE_TEST_EXISTS)); /* no table mixing the two */
+    g_free(csv);
+    g_free(out);
+    g_free(ib);
+    ib = write_in(b, "small.ini", small_ini); /* the same copy on both machines */
+    rc = sweep_two_dirs(a, b, bin, tmp, "same", "s", &out);
+    CU_ASSERT_EQUAL(rc, 0);
+    if (rc != 0)
+        fprintf(stderr, "\n  one grid in two folders: exit %d:\n%s\n", rc, out);
+    csv = g_build_filename(tmp, "same", "sweep.csv", NULL);
+    CU_ASSERT_TRUE(g_file_test(csv, G_FILE_TEST_IS_REGULAR));
     g_free(csv);
     g_free(out);
     g_free(bin);

@@ -218,7 +218,7 @@ enum sweep_result sweep_run(struct sweep *s, const guint *which, guint n, sweep_
  * name on its own machine, and its points' results never match what rank 0 expects. */
 enum sweep_result sweep_wait_others(struct sweep *s);
 /* MPI ranks above 0, when their points are done: a marker (points/.rank-R) with the launch's
- * id and sweep_digest, for rank 0's wait. */
+ * id and sweep_digest, for rank 0's wait; none when the launcher gives no id. */
 void sweep_mark_rank_done(const struct sweep *s);
 /* A digest of the grid as this process built it: every point's name, seed and expanded
  * scenario (or why it is invalid). Caller frees. */

@@ -440,8 +440,10 @@ static char *rank_marker_path(const struct sweep *s, int rank)
 
 void sweep_mark_rank_done(const struct sweep *s)
 {
+    if (!s->mpi.job)
+        return; /* rank 0 could not tell it from an earlier launch's (rank_with_other_grid) */
     char *path = rank_marker_path(s, s->mpi.rank), *d = sweep_digest(s);
-    char *text = g_strdup_printf("%s\n%s\n", s->mpi.job ? s->mpi.job : "-", d);
+    char *text = g_strdup_printf("%s\n%s\n", s->mpi.job, d);
     GError *e = NULL;
     if (!g_file_set_contents(path, text, -1, &e)) {
         fprintf(stderr, "rocesim %s: %s\n", s->cmd, e->message);
