@@ -125,8 +125,11 @@ static void print_summary(const struct net *n, const struct run_figures *fig, co
            n->cc->name, n->cc == &cc_dcqcn_ops ? "/" : "", n->cc == &cc_dcqcn_ops ? sc->cc_preset : "",
            sc->ecn ? "on" : "off", units_format_size(sc->ecn_kmin, c, sizeof c), units_format_size(sc->ecn_kmax, d, sizeof d),
            sc->ecn_pmax, sc->pfc ? "on" : "off");
-    printf("  %-12s %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " completed, %s, last at %s\n", "transfers", fig->done,
-           fig->nxfers, human_bytes(fig->bytes, a, sizeof a), human_ns(fig->completion / PS_PER_NS, b, sizeof b));
+    printf("  %-12s %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " completed, %s", "transfers", fig->done, fig->nxfers,
+           human_bytes(fig->bytes, a, sizeof a));
+    if (fig->done)
+        printf(", last at %s", human_ns(fig->completion / PS_PER_NS, b, sizeof b));
+    putchar('\n');
     if (fig->done) {
         printf("  %-12s p50 %s   p99 %s   max %s\n", "FCT", human_ns(fig->fct_p50, a, sizeof a),
                human_ns(fig->fct_p99, b, sizeof b), human_ns(fig->fct_max, c, sizeof c));

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/sweep_cli.h"
 #include "results_io/csv.h"
+#include "results_io/outcome.h"
 #include "tune/sweep.h"
 #include "tune/sweep_stats.h"
 
@@ -44,6 +45,22 @@ struct tuner {
     gboolean *evaluated;      /* per configuration */
 };
 
+/* Whether `name`, absent from p's results, is a metric that a run leaves out when nothing of
+ * its kind finished there (a job's, of a job p's results name). */
+static gboolean metric_may_be_absent(const struct sweep_point *p, const char *name)
+{
+    if (!outcome_metric_optional(name))
+        return FALSE;
+    if (!g_str_has_prefix(name, "jobs."))
+        return TRUE;
+    char *job = g_strndup(name, (gsize)(strrchr(name, '.') - name)); /* "jobs.NAME" */
+    char *known = g_strconcat(job, ".transfers_completed", NULL);
+    gboolean ok = g_hash_table_contains(p->metrics, known);
+    g_free(known);
+    g_free(job);
+    return ok;
+}
+
 static gboolean tune_check_metrics(struct sweep *s, struct sweep_point *p, void *ud)
 {
     (void)s;
@@ -57,7 +74,7 @@ static gboolean tune_check_metrics(struct sweep *s, struct sweep_point *p, void 
     for (guint c = 0; c < t->ncons && n < G_N_ELEMENTS(need); c++)
         need[n++] = t->cons[c].metric;
     for (guint i = 0; i < n; i++)
-        if (!g_hash_table_contains(p->metrics, need[i])) {
+        if (!g_hash_table_contains(p->metrics, need[i]) && !metric_may_be_absent(p, need[i])) {
             t->bad_metric = g_strdup(need[i]);
             t->bad_available = g_ptr_array_new_with_free_func(g_free);
             GHashTableIter it;
@@ -87,15 +104,14 @@ static void note_violation(GString *which, const char *what)
         g_string_append_printf(which, "%s%s", which->len ? ";" : "", what);
 }
 
-/* Number of violated conditions of configuration c (a missing metric violates), or -1 when
- * no run of it has a result with the objective. A constraint must hold on at least `share` of
- * the replicates; a deadlock, unfinished transfers or a failed run in any replicate make the
- * configuration infeasible. */
+/* Number of violated conditions of configuration c (a missing metric violates); *obj is its
+ * objective, NAN when no run of it has one (a run where nothing finished has no FCT: absent,
+ * not 0, so it never looks best). A constraint must hold on at least `share` of the
+ * replicates; a deadlock, unfinished transfers, a failed run in any replicate, or no value of
+ * the objective make the configuration infeasible. */
 static int violations(const struct tuner *t, guint c, double *obj, GString *which)
 {
     const struct sweep *s = t->s;
-    if (!config_objective(t, c, obj))
-        return -1;
     int n = 0;
     gboolean deadlock = FALSE, unfinished = FALSE, failed = FALSE;
     for (guint r = 0; r < s->replicates; r++) {
@@ -139,6 +155,15 @@ static int violations(const struct tuner *t, guint c, double *obj, GString *whic
             }
         }
     }
+    if (!config_objective(t, c, obj)) {
+        *obj = NAN;
+        n++;
+        if (which) {
+            char *what = g_strdup_printf("no %s", t->objective);
+            note_violation(which, what);
+            g_free(what);
+        }
+    }
     return n;
 }
 
@@ -153,14 +178,16 @@ static gint cmp_ranked(gconstpointer a, gconstpointer b, gpointer maximize)
     const struct ranked *x = a, *y = b;
     if (x->viol != y->viol)
         return x->viol < y->viol ? -1 : 1;
-    if (x->obj != y->obj)
+    if (isnan(x->obj) != isnan(y->obj))
+        return isnan(x->obj) ? 1 : -1; /* no objective: after every value */
+    if (!isnan(x->obj) && x->obj != y->obj)
         return (*(const gboolean *)maximize ? x->obj > y->obj : x->obj < y->obj) ? -1 : 1;
     return x->config < y->config ? -1 : x->config > y->config;
 }
 
-/* Evaluated configurations with results, best first: feasible ones by objective; when none is
- * feasible, all by fewest violated conditions, then objective. feasible_only: drop the
- * infeasible ones when some configuration is feasible. */
+/* Evaluated configurations, best first: feasible ones by objective; when none is feasible, all
+ * by fewest violated conditions, then objective (those without one last). feasible_only: drop
+ * the infeasible ones when some configuration is feasible. */
 static GArray *tune_rank(const struct tuner *t, gboolean feasible_only)
 {
     GArray *r = g_array_new(FALSE, FALSE, sizeof(struct ranked));
@@ -169,8 +196,6 @@ static GArray *tune_rank(const struct tuner *t, gboolean feasible_only)
         guint c = g_array_index(t->order, guint, i);
         struct ranked x = { c, 0, 0 };
         x.viol = violations(t, c, &x.obj, NULL);
-        if (x.viol < 0)
-            continue;
         any_feasible |= x.viol == 0;
         g_array_append_val(r, x);
     }
@@ -325,7 +350,7 @@ static gboolean write_tune_csv(const struct tuner *t, GError **err)
         g_string_append_printf(g, "%s,%s,", reps ? sweep_config_state(s, c) : sweep_state_text(p), v == 0 ? "yes" : "no");
         if (reps) {
             metrics_stats st = sweep_config_stats(s, c, t->objective);
-            csv_number(g, obj, v >= 0);
+            csv_number(g, obj, !isnan(obj));
             g_string_append_c(g, ',');
             csv_number(g, st.mean, st.n > 0);
             g_string_append_c(g, ',');
@@ -366,8 +391,8 @@ static void tune_plot(const struct tuner *t)
     for (guint i = 0; i < t->order->len; i++) {
         double obj;
         int v = violations(t, g_array_index(t->order, guint, i), &obj, NULL);
-        if (v < 0)
-            continue;
+        if (isnan(obj))
+            continue; /* no value to plot */
         if (v == 0 && (isnan(best) || (t->maximize ? obj > best : obj < best)))
             best = obj;
         char a[G_ASCII_DTOSTR_BUF_SIZE], b[G_ASCII_DTOSTR_BUF_SIZE];

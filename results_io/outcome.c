@@ -347,16 +347,45 @@ void outcome_json_dbl(JsonBuilder *b, const char *k, double v)
     json_builder_add_double_value(b, v);
 }
 
+gboolean outcome_metric_optional(const char *name)
+{
+    /* as outcome_json_transfer_metrics, outcome_json_collective_metrics and
+     * outcome_json_job_metrics write them */
+    static const char *const run[] = { "completion_ns", "fct_p50_ns", "fct_p99_ns", "fct_max_ns", "slowdown_p50",
+                                       "slowdown_p99", "slowdown_max", "collective_time_p50_us",
+                                       "collective_time_p99_us", "busbw_GBps" };
+    static const char *const job[] = { "completion_ns", "fct_p50_ns", "fct_p99_ns", "slowdown_p99",
+                                       "time_p50_us", "time_p99_us", "busbw_GBps", "comm_fraction" };
+    const char *key = name;
+    const char *const *keys = run;
+    size_t n = G_N_ELEMENTS(run);
+    if (g_str_has_prefix(name, "jobs.")) {
+        key = strrchr(name, '.') + 1;
+        if (key == name + strlen("jobs.")) /* no job name */
+            return FALSE;
+        keys = job;
+        n = G_N_ELEMENTS(job);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(key, keys[i]))
+            return TRUE;
+    return FALSE;
+}
+
 void outcome_json_transfer_metrics(JsonBuilder *b, const struct run_figures *fig)
 {
     outcome_json_int(b, "transfers", fig->nxfers);
     outcome_json_int(b, "transfers_completed", fig->done);
     outcome_json_int(b, "bytes", fig->bytes);
+    /* with no transfer done there is no completion time, FCT or slowdown: absent, not zero,
+     * which sweep, tune and compare would read as instant */
+    if (!fig->done)
+        return;
     outcome_json_int(b, "completion_ns", fig->completion / PS_PER_NS);
     outcome_json_int(b, "fct_p50_ns", fig->fct_p50);
     outcome_json_int(b, "fct_p99_ns", fig->fct_p99);
     outcome_json_int(b, "fct_max_ns", fig->fct_max);
-    if (fig->sd_known || !fig->done) { /* (a run with nothing done keeps its zeros, as before) */
+    if (fig->sd_known) {
         outcome_json_dbl(b, "slowdown_p50", fig->sd_p50);
         outcome_json_dbl(b, "slowdown_p99", fig->sd_p99);
         outcome_json_dbl(b, "slowdown_max", fig->sd_max);

@@ -116,6 +116,11 @@ void outcome_json_jobs(JsonBuilder *b, const struct schedule *s, const struct ru
 /* The same per-job figures as flat headline metrics "jobs.NAME.KEY" (for sweep, tune and
  * compare: e.g. jobs.ar.time_p99_us, jobs.incast.completion_ns); inside "metrics". */
 void outcome_json_job_metrics(JsonBuilder *b, const struct schedule *s, const struct run_figures *fig);
+/* Whether summary.json leaves headline metric `name` out of a run where nothing of its kind
+ * finished (completion, FCT and slowdown without a completed transfer; collective times
+ * without a completed collective), the run's or, as "jobs.NAME.KEY", a job's: a name that
+ * cannot be told from a misspelt one by its absence. */
+gboolean outcome_metric_optional(const char *name);
 void outcome_json_int(JsonBuilder *b, const char *k, uint64_t v);
 void outcome_json_str(JsonBuilder *b, const char *k, const char *v);
 void outcome_json_dbl(JsonBuilder *b, const char *k, double v);

@@ -184,7 +184,7 @@ static void test_stream_thread(void)
 }
 
 /* Stopped before anything completed (a run stopped at its start): only the header, and
- * after the run every row without start or end. */
+ * after the run every row without start or end; bytes are the three rows' 4096 + 8192 + 100. */
 static void test_stream_stopped_early(void)
 {
     struct schedule *s = four();
@@ -205,6 +205,28 @@ static void test_stream_stopped_early(void)
                                 "3,0,1,100,3,,,,1000,\n");
     CU_ASSERT_EQUAL(fig.nxfers, 3);
     CU_ASSERT_EQUAL(fig.done, 0);
+    /* nothing done: the counts, and no completion time, FCT or slowdown (absent, not 0,
+     * which a sweep ranking by FCT would take for the best point) */
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    outcome_json_transfer_metrics(b, &fig);
+    json_builder_end_object(b);
+    JsonGenerator *gen = json_generator_new();
+    JsonNode *root = json_builder_get_root(b);
+    json_generator_set_root(gen, root);
+    char *json = json_generator_to_data(gen, NULL);
+    CU_ASSERT_STRING_EQUAL(json, "{\"transfers\":3,\"transfers_completed\":0,\"bytes\":12388}");
+    /* the keys left out, the run's and a job's, and not others */
+    CU_ASSERT(outcome_metric_optional("fct_p99_ns") && outcome_metric_optional("slowdown_max") &&
+              outcome_metric_optional("completion_ns") && outcome_metric_optional("collective_time_p99_us"));
+    CU_ASSERT(outcome_metric_optional("jobs.ar.time_p99_us") && outcome_metric_optional("jobs.a.b.fct_p50_ns"));
+    CU_ASSERT(!outcome_metric_optional("drops") && !outcome_metric_optional("transfers_completed") &&
+              !outcome_metric_optional("fct_p99") && !outcome_metric_optional("jobs.ar.drops") &&
+              !outcome_metric_optional("jobs.fct_p99_ns") && !outcome_metric_optional("jobs.ar.slowdown_max"));
+    g_free(json);
+    json_node_unref(root);
+    g_object_unref(gen);
+    g_object_unref(b);
     g_free(got);
     fclose(f);
     run_figures_clear(&fig);
