@@ -149,12 +149,26 @@ int cmd_sweep(int argc, char **argv)
     struct sweep_section sec = { 0 };
     struct sweep s = { 0 };
     s.lock_fd = -1;
+    double rank_wait = -1; /* not given */
+    GOptionEntry extra[] = {
+        { "rank-wait", 0, 0, G_OPTION_ARG_DOUBLE, &rank_wait,
+          "Under mpirun: how long rank 0, done with its own points, waits for a rank that has left no trace in "
+          "DIR before it stops with exit 2 (default 60; the ranks must share DIR)", "SECONDS" },
+        { NULL, 0, 0, 0, NULL, NULL, NULL },
+    };
     int rc = sweep_cli_setup("sweep", "Run a scenario over a grid of settings, N points at a time, each as its own process; "
                             "gather the headline metrics into DIR/sweep.csv. Re-running finishes what is missing. "
                             "Under mpirun the ranks share the points and rank 0 writes sweep.csv.",
-                   argc, argv, NULL, &o, &sec, &s);
+                   argc, argv, extra, &o, &sec, &s);
     if (rc)
         goto out;
+    if (rank_wait != -1 && !(rank_wait > 0 && rank_wait <= 1e9)) {
+        fprintf(stderr, "rocesim sweep: --rank-wait %g: expected a number of seconds above 0 (at most 1e9)\n",
+                rank_wait);
+        rc = 2;
+        goto out;
+    }
+    s.rank_wait_s = rank_wait > 0 ? rank_wait : SWEEP_RANK_WAIT_S;
     GError *err = NULL;
     if (!sweep_prepare_dir(&s, &err)) {
         fprintf(stderr, "rocesim sweep: %s\n", err->message);
@@ -163,6 +177,8 @@ int cmd_sweep(int argc, char **argv)
         goto out;
     }
     gboolean mpi = s.mpi.size > 1, root = s.mpi.rank == 0;
+    if (mpi && !root)
+        sweep_mark_rank_started(&s); /* for rank 0's wait: this rank writes this folder */
     GArray *mine = g_array_new(FALSE, FALSE, sizeof(guint));
     guint valid = 0;
     for (guint i = 0; i < s.points->len; i++) {
@@ -214,7 +230,7 @@ int cmd_sweep(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    if (r == SWEEP_RANKS_DIFFER) {
+    if (r == SWEEP_RANKS_DIFFER || r == SWEEP_RANK_UNSEEN) {
         fprintf(stderr, "rocesim sweep: %s\n", s.ranks_differ);
         rc = 2;
         goto out;

@@ -1064,6 +1064,52 @@ static void test_mpi_ranks_differ(void)
     g_free(tmp);
 }
 
+/* Ranks on machines that do not share the sweep folder: rank 1 writes its points into a
+ * folder rank 0 never sees, and rank 0 waited for them forever. Now, done with its own points,
+ * it waits --rank-wait seconds for rank 1's start marker, then stops with exit 2, naming the
+ * rank; no sweep.csv. */
+static void test_mpi_folder_not_shared(void)
+{
+    char *tmp = test_tmpdir();
+    char *a = g_build_filename(tmp, "a", NULL), *b = g_build_filename(tmp, "b", NULL);
+    CU_ASSERT_EQUAL_FATAL(g_mkdir_with_parents(a, 0755), 0);
+    CU_ASSERT_EQUAL_FATAL(g_mkdir_with_parents(b, 0755), 0);
+    char *ia = write_in(a, "small.ini", small_ini), *ib = write_in(b, "small.ini", small_ini);
+    char *bin = g_canonicalize_filename(test_rocesim_bin(), NULL);
+    char *out = NULL;
+    gint64 t0 = g_get_monotonic_time();
+    /* each rank's -o is relative to its own folder, as a local path on two machines */
+    int rc = sh(&out,
+                "cd '%s' && env OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=1 PMIX_NAMESPACE=u$$ timeout 120 %s sweep "
+                "small.ini --vary switch.ecn_kmin=20KB,40KB -j 1 -o sw --no-plots > r1.txt 2>&1 & "
+                "cd '%s' && env OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_RANK=0 PMIX_NAMESPACE=u$$ timeout 120 %s sweep "
+                "small.ini --vary switch.ecn_kmin=20KB,40KB -j 1 -o sw --no-plots --rank-wait 1 2>&1; r=$?; wait; "
+                "exit $r",
+                b, bin, a, bin);
+    double secs = (double)(g_get_monotonic_time() - t0) / G_USEC_PER_SEC;
+    CU_ASSERT_EQUAL(rc, 2);
+    CU_ASSERT(has(out, "MPI rank 1 has left nothing in sw in 1 s"));
+    CU_ASSERT(has(out, "give -o a shared path"));
+    if (rc != 2)
+        fprintf(stderr, "\n  folder not shared: exit %d after %.1f s:\n%s\n", rc, secs, out);
+    CU_ASSERT(secs < 100); /* not the timeout's kill */
+    char *csv = g_build_filename(a, "sw", "sweep.csv", NULL);
+    CU_ASSERT_FALSE(g_file_test(csv, G_FILE_TEST_EXISTS));
+    g_free(csv);
+    /* rank 1's own points and start marker went to its folder */
+    char *marker = g_build_filename(b, "sw", "points", ".rank-1-started", NULL);
+    CU_ASSERT_TRUE(g_file_test(marker, G_FILE_TEST_IS_REGULAR));
+    g_free(marker);
+    g_free(out);
+    g_free(bin);
+    g_free(ia);
+    g_free(ib);
+    g_free(a);
+    g_free(b);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
 /* A run that stops at a PFC deadlock (exit 3, results written) is an outcome, not a failed
  * point: status deadlock, also when reused; tune never takes it as feasible. */
 static void test_deadlock_points(void)
@@ -1356,6 +1402,7 @@ static CU_TestInfo tests[] = {
     { "tune finds the known best point within its budget", test_tune_known_best },
     { "MPI split: same sweep.csv as one process", test_mpi_split },
     { "MPI ranks that read different scenarios: rank 0 names the rank, exit 2", test_mpi_ranks_differ },
+    { "MPI ranks that do not share the folder: rank 0 names the rank, exit 2", test_mpi_folder_not_shared },
     { "deadlocked points are results, not failures", test_deadlock_points },
     { "plots", test_plots },
     { "replicates: seeds per configuration, mean/sd/CI, resumable", test_replicates },

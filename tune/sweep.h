@@ -176,7 +176,9 @@ struct sweep {
     struct sweep_progress prog;
     int interrupted;      /* the signal that stopped sweep_run, or 0 */
     int lock_fd;
-    char *ranks_differ;   /* SWEEP_RANKS_DIFFER: which rank, and what to do */
+    char *ranks_differ;   /* SWEEP_RANKS_DIFFER, SWEEP_RANK_UNSEEN: which rank, and what to do */
+    double rank_wait_s;   /* MPI rank 0: how long it waits, done with its own points, for a
+                           * rank that has left no trace in the folder (0: the default) */
 };
 
 /* Builds the grid and validates it before anything runs: the scenario must load with the
@@ -205,7 +207,10 @@ gboolean sweep_prepare_dir(struct sweep *s, GError **err);
  * running points are terminated and left pending. */
 typedef gboolean (*sweep_point_fn)(struct sweep *s, struct sweep_point *p, void *ud);
 
-enum sweep_result { SWEEP_FINISHED = 0, SWEEP_STOPPED, SWEEP_INTERRUPTED, SWEEP_RANKS_DIFFER };
+enum sweep_result { SWEEP_FINISHED = 0, SWEEP_STOPPED, SWEEP_INTERRUPTED, SWEEP_RANKS_DIFFER, SWEEP_RANK_UNSEEN };
+
+/* How long rank 0 waits by default for a rank of its launch that has left no trace */
+#define SWEEP_RANK_WAIT_S 60.0
 
 /* Runs the points whose indices are listed (invalid ones are skipped, complete ones reused),
  * s->jobs at a time. SIGINT, SIGTERM and SIGHUP stop it: running points are terminated and
@@ -215,8 +220,14 @@ enum sweep_result sweep_run(struct sweep *s, const guint *which, guint n, sweep_
 /* MPI rank 0: waits until every point owned by another rank has results or a failure marker
  * of this launch. SWEEP_RANKS_DIFFER (the reason in s->ranks_differ) when a rank that is done
  * built another grid: each rank reads the scenario, the [sweep] section and the files they
- * name on its own machine, and its points' results never match what rank 0 expects. */
+ * name on its own machine, and its points' results never match what rank 0 expects.
+ * SWEEP_RANK_UNSEEN when, after s->rank_wait_s of waiting, a rank of this launch has not
+ * left its start marker: it writes another folder (DIR not shared between the machines) or
+ * never started. Both only when the launcher gives a launch id. */
 enum sweep_result sweep_wait_others(struct sweep *s);
+/* MPI ranks above 0, before their points: a marker (points/.rank-R-started) with the launch's
+ * id, for rank 0's wait; none when the launcher gives no id. */
+void sweep_mark_rank_started(const struct sweep *s);
 /* MPI ranks above 0, when their points are done: a marker (points/.rank-R) with the launch's
  * id and sweep_digest, for rank 0's wait; none when the launcher gives no id. */
 void sweep_mark_rank_done(const struct sweep *s);

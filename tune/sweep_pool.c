@@ -430,28 +430,58 @@ static gboolean load_failed_marker(const struct sweep *s, struct sweep_point *p)
     return TRUE;
 }
 
-static char *rank_marker_path(const struct sweep *s, int rank)
+static char *rank_marker_path(const struct sweep *s, int rank, const char *suffix)
 {
-    char *f = g_strdup_printf(".rank-%d", rank);
+    char *f = g_strdup_printf(".rank-%d%s", rank, suffix);
     char *path = g_build_filename(s->points_dir, f, NULL);
     g_free(f);
     return path;
+}
+
+static void write_rank_marker(const struct sweep *s, const char *suffix, const char *text)
+{
+    char *path = rank_marker_path(s, s->mpi.rank, suffix);
+    GError *e = NULL;
+    if (!g_file_set_contents(path, text, -1, &e)) {
+        fprintf(stderr, "rocesim %s: %s\n", s->cmd, e->message);
+        g_error_free(e);
+    }
+    g_free(path);
+}
+
+void sweep_mark_rank_started(const struct sweep *s)
+{
+    if (!s->mpi.job)
+        return; /* rank 0 could not tell it from an earlier launch's (rank_unseen) */
+    char *text = g_strdup_printf("%s\n", s->mpi.job);
+    write_rank_marker(s, "-started", text);
+    g_free(text);
 }
 
 void sweep_mark_rank_done(const struct sweep *s)
 {
     if (!s->mpi.job)
         return; /* rank 0 could not tell it from an earlier launch's (rank_with_other_grid) */
-    char *path = rank_marker_path(s, s->mpi.rank), *d = sweep_digest(s);
+    char *d = sweep_digest(s);
     char *text = g_strdup_printf("%s\n%s\n", s->mpi.job, d);
-    GError *e = NULL;
-    if (!g_file_set_contents(path, text, -1, &e)) {
-        fprintf(stderr, "rocesim %s: %s\n", s->cmd, e->message);
-        g_error_free(e);
-    }
+    write_rank_marker(s, "", text);
     g_free(text);
     g_free(d);
-    g_free(path);
+}
+
+/* The first rank above 0 whose start marker of this launch is not in the folder, or 0. */
+static int rank_unseen(const struct sweep *s)
+{
+    for (int r = 1; r < s->mpi.size; r++) {
+        char *path = rank_marker_path(s, r, "-started"), *text = NULL;
+        gboolean seen = g_file_get_contents(path, &text, NULL, NULL) && g_str_has_prefix(text, s->mpi.job) &&
+                        text[strlen(s->mpi.job)] == '\n';
+        g_free(text);
+        g_free(path);
+        if (!seen)
+            return r;
+    }
+    return 0;
 }
 
 /* The first rank of this launch that is done with another grid than this one's, or 0. The
@@ -463,7 +493,7 @@ static int rank_with_other_grid(const struct sweep *s, const char *mine)
     if (!s->mpi.job)
         return 0;
     for (int r = 1; r < s->mpi.size && !found; r++) {
-        char *path = rank_marker_path(s, r), *text = NULL;
+        char *path = rank_marker_path(s, r, ""), *text = NULL;
         if (g_file_get_contents(path, &text, NULL, NULL)) {
             char **lines = g_strsplit(text, "\n", 3);
             if (lines[0] && lines[1] && !strcmp(lines[0], s->mpi.job) && strcmp(lines[1], mine))
@@ -487,6 +517,10 @@ enum sweep_result sweep_wait_others(struct sweep *s)
     sigprocmask(SIG_BLOCK, &set, &old);
     enum sweep_result r = SWEEP_FINISHED;
     char *mine = sweep_digest(s);
+    /* the other ranks started with this one: by the time its own points are done, a rank
+     * that shares the folder has long left its start marker */
+    double wait = s->rank_wait_s > 0 ? MIN(s->rank_wait_s, 1e9) : SWEEP_RANK_WAIT_S;
+    gint64 give_up = g_get_monotonic_time() + (gint64)(wait * G_USEC_PER_SEC);
     for (;;) {
         guint waiting = 0;
         for (guint i = 0; i < s->points->len; i++) {
@@ -515,6 +549,15 @@ enum sweep_result sweep_wait_others(struct sweep *s)
                 "reads %s, its --set values and the files it names on its own machine: make them the same on "
                 "every machine", other, s->scenario);
             r = SWEEP_RANKS_DIFFER;
+            break;
+        }
+        int unseen = s->mpi.job && g_get_monotonic_time() > give_up ? rank_unseen(s) : 0;
+        if (unseen) {
+            s->ranks_differ = g_strdup_printf(
+                "MPI rank %d has left nothing in %s in %.0f s of waiting for its points: the ranks must write "
+                "one folder, which every machine mounts (give -o a shared path), or rank %d did not start "
+                "(--rank-wait sets how long to wait)", unseen, s->out, wait, unseen);
+            r = SWEEP_RANK_UNSEEN;
             break;
         }
         char what[64];
