@@ -93,6 +93,8 @@ struct cc_ops {
     void (*init)(struct cc_flow *f, const struct scenario *s, const struct cc_env *env, simtime_t now);
     void (*advance)(struct cc_flow *f, simtime_t now);
     void (*on_cnp)(struct cc_flow *f, simtime_t now);
+    /* After advance(now): the NIC paces the QP right after it without advancing again, so it
+     * must leave no change of its own due at or before `now` (next_change > now) */
     void (*on_send)(struct cc_flow *f, simtime_t now, uint32_t bytes);
     void (*on_ack)(struct cc_flow *f, simtime_t now, const struct cc_ack *ack);
     /* The next time the rate may change by itself (a timer of the algorithm), or NEVER.

@@ -330,14 +330,11 @@ struct pace_slot {
     simtime_t wake_at;
 };
 
-/* Brings the QP's congestion control up to `now` and recomputes its pacing slot at the
- * current rate (a rate change moves the slot, as a hardware rate limiter does). Returns
- * whether the QP may send now; if not, s->wake_at says when to look again. */
-static bool qp_pace(struct net *n, struct qp_rt *q, simtime_t now, struct pace_slot *s)
+/* The QP's pacing slot at its current rate (a rate change moves the slot, as a hardware rate
+ * limiter does), its congestion control already at `now`. Returns whether the QP may send
+ * now; if not, s->wake_at says when to look again. */
+static bool qp_slot(struct net *n, const struct qp_rt *q, simtime_t now, struct pace_slot *s)
 {
-    double before = q->cc.rate;
-    n->cc->advance(&q->cc, now);
-    rate_check(n, q, before);
     /* rounded to the nearest picosecond (the rate is a double only in CC arithmetic) */
     s->next_avail = q->sent_any ? q->last_tx + (simtime_t)((double)q->last_wire * 8e12 / q->cc.rate + 0.5) : now;
     if (s->next_avail <= now)
@@ -347,6 +344,15 @@ static bool qp_pace(struct net *n, struct qp_rt *q, simtime_t now, struct pace_s
     if (s->wake_at <= now)
         s->wake_at = s->next_avail;
     return false;
+}
+
+/* Brings the QP's congestion control up to `now`, then its pacing slot (qp_slot). */
+static bool qp_pace(struct net *n, struct qp_rt *q, simtime_t now, struct pace_slot *s)
+{
+    double before = q->cc.rate;
+    n->cc->advance(&q->cc, now);
+    rate_check(n, q, before);
+    return qp_slot(n, q, now, s);
 }
 
 static void paced_to_ready(struct net *n, struct host_rt *h, simtime_t now)
@@ -417,7 +423,10 @@ uint32_t nic_dequeue(struct net *n, struct host_rt *h)
         arm_rto(n, q);
         if (qp_has_data(q) && !qp_window_full(n, q)) {
             /* a QP slower than the port waits in the pacing heap; one at line rate stays ready */
-            bool now_ok = qp_pace(n, q, now, &slot);
+            /* its CC is at `now` since the qp_pace above, and on_send makes no change due
+             * by now (cc.h): the slot alone (another advance was a twentieth of the NIC's
+             * instructions on bench/fabric.ini) */
+            bool now_ok = qp_slot(n, q, now, &slot);
             simtime_t ser = port->ps_per_byte ? wire * port->ps_per_byte : serialisation_ps(wire, port->rate);
             if (!now_ok && slot.next_avail > now + ser)
                 heap_push(n, h, id, slot.wake_at);

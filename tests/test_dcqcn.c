@@ -527,6 +527,39 @@ static void test_cc_none(void)
     scenario_free(s);
 }
 
+/* The contract the NIC's pacing relies on (cc.h, nic.c nic_dequeue): after advance(t),
+ * on_send(t) leaves no change due by t, so advancing again at t changes nothing. Over a
+ * congestion episode of every preset, with byte-counter increases and the release at line
+ * rate among the sends. */
+static void test_send_leaves_nothing_due(void)
+{
+    const char *presets[] = { "nic.cc_preset=connectx", "nic.cc_preset=dcqcn_paper", "nic.cc_preset=hpcc_ns3" };
+    for (size_t k = 0; k < G_N_ELEMENTS(presets); k++) {
+        const char *sets[] = { presets[k], NULL };
+        struct scenario *s = load(sets);
+        struct cc_flow f;
+        start(&f, s);
+        D->on_cnp(&f, 0);
+        bool was_active = false, released = false;
+        for (simtime_t t = US(1); t <= US(3000); t += US(7)) {
+            if (t == US(50) || t == US(400))
+                D->on_cnp(&f, t);
+            D->advance(&f, t);
+            was_active |= f.u.d.active;
+            D->on_send(&f, t, 40000); /* past rpg_byte_reset: increases by the byte counter */
+            released |= was_active && !f.u.d.active;
+            CU_ASSERT(D->next_change(&f) > t);
+            struct cc_flow before = f;
+            D->advance(&f, t);
+            CU_ASSERT(memcmp(&before, &f, sizeof f) == 0);
+        }
+        CU_ASSERT(was_active);
+        if (k == 0)
+            CU_ASSERT(released); /* connectx releases at line rate, here by a send */
+        scenario_free(s);
+    }
+}
+
 static CU_TestInfo tests[] = {
     { "gated: first CNP cuts at the end of the period", test_first_cnp_gated },
     { "gated: several CNPs in a period, one cut", test_one_cut_per_period },
@@ -542,6 +575,7 @@ static CU_TestInfo tests[] = {
     { "paper: FR / AI / hyper stages with i", test_paper_stages },
     { "paper: rate floor", test_paper_min_rate },
     { "cc=none keeps line rate", test_cc_none },
+    { "on_send leaves nothing due: a second advance at once changes nothing", test_send_leaves_nothing_due },
     CU_TEST_INFO_NULL,
 };
 
