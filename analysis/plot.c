@@ -588,7 +588,7 @@ static int fig_fct_cdf(plot_ctx *c, const char *name, char **why, GError **err)
         if (r == 0)
             *why = g_strdup("no transfers.csv");
         else if (r > 0)
-            *why = g_strdup("transfers.csv has no transfers");
+            *why = g_strdup("transfers.csv has no completed transfer");
         transfers_free(&t);
         return r < 0 ? -1 : 0;
     }
@@ -644,7 +644,7 @@ static int fig_slowdown_cdf(plot_ctx *c, const char *name, char **why, GError **
             *why = g_strdup("no transfers.csv");
         else if (r > 0)
             *why = g_strdup(t.fct->len ? "transfers.csv has neither slowdown nor ideal_ns"
-                                       : "transfers.csv has no transfers");
+                                       : "transfers.csv has no completed transfer");
         transfers_free(&t);
         return r < 0 ? -1 : 0;
     }

@@ -7,6 +7,7 @@
 #include "analysis/plot.h"
 #include "analysis/report.h"
 #include "cli/commands.h"
+#include "results_io/format.h"
 #include "tests/fixture_results.h"
 #include "tests/testutil.h"
 
@@ -571,12 +572,40 @@ static void test_rate_line_ends(void)
     g_free(dir);
 }
 
+/* A run stopped before any transfer completed: its transfers.csv has rows, none with an end.
+ * No FCT or slowdown figure (a CDF of nothing), and skipped.txt says why. */
+static void test_nothing_completed(void)
+{
+    CU_ASSERT_TRUE_FATAL(have_gnuplot());
+    char *dir = fixture_tmp(NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
+    char *p = g_build_filename(dir, "transfers.csv", NULL);
+    const char *rows = RESULTS_TRANSFERS_HEADER "\n0,0,3,10000000,3,0,,,820441,\n1,1,2,10000000,3,0,,,820441,\n";
+    CU_ASSERT_TRUE_FATAL(g_file_set_contents(p, rows, -1, NULL));
+    g_free(p);
+    GError *e = NULL;
+    CU_ASSERT_TRUE(plot_results(dir, &e));
+    g_clear_error(&e);
+    char *plots = g_build_filename(dir, "plots", NULL);
+    CU_ASSERT_FALSE(exists(plots, "fct_cdf", "png"));
+    CU_ASSERT_FALSE(exists(plots, "slowdown_cdf", "png"));
+    CU_ASSERT_TRUE(figure_ok(plots, "utilisation"));
+    char *why = read_text(plots, "skipped.txt");
+    CU_ASSERT_PTR_NOT_NULL(why && strstr(why, "fct_cdf: transfers.csv has no completed transfer\n"));
+    CU_ASSERT_PTR_NOT_NULL(why && strstr(why, "slowdown_cdf: transfers.csv has no completed transfer\n"));
+    g_free(why);
+    g_free(plots);
+    test_rmtree(dir);
+    g_free(dir);
+}
+
 static CU_TestInfo tests[] = {
     { "a finished flow's rate line ends at its end", test_rate_line_ends },
     { "ECN/CNP counts land in their own sampling interval", test_counter_intervals },
     { "a counter_sample that is not a time: the samples' gap instead, no crash", test_counter_sample_not_a_time },
     { "every figure drawn as PNG and SVG", test_all_figures },
     { "missing or empty inputs are skipped", test_missing_inputs_skipped },
+    { "no transfer completed: no FCT or slowdown figure, and why", test_nothing_completed },
     { "PFC watchdog rows: the pause ends at its resume", test_watchdog_rows },
     { "a malformed CSV is reported with file and line", test_bad_input_reported },
     { "without gnuplot: clear message, scripts kept", test_without_gnuplot },
