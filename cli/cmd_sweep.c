@@ -149,9 +149,9 @@ int cmd_sweep(int argc, char **argv)
     struct sweep_section sec = { 0 };
     struct sweep s = { 0 };
     s.lock_fd = -1;
-    double rank_wait = -1; /* not given */
+    char *rank_wait = NULL;
     GOptionEntry extra[] = {
-        { "rank-wait", 0, 0, G_OPTION_ARG_DOUBLE, &rank_wait,
+        { "rank-wait", 0, 0, G_OPTION_ARG_STRING, &rank_wait,
           "Under mpirun: how long rank 0, done with its own points, waits for a rank that has left no trace in "
           "DIR before it stops with exit 2 (default 60; the ranks must share DIR)", "SECONDS" },
         { NULL, 0, 0, 0, NULL, NULL, NULL },
@@ -162,13 +162,16 @@ int cmd_sweep(int argc, char **argv)
                    argc, argv, extra, &o, &sec, &s);
     if (rc)
         goto out;
-    if (rank_wait != -1 && !(rank_wait > 0 && rank_wait <= 1e9)) {
-        fprintf(stderr, "rocesim sweep: --rank-wait %g: expected a number of seconds above 0 (at most 1e9)\n",
-                rank_wait);
-        rc = 2;
-        goto out;
+    if (rank_wait) {
+        char *end = NULL;
+        s.rank_wait_s = g_ascii_strtod(rank_wait, &end);
+        if (end == rank_wait || *end || !(s.rank_wait_s > 0 && s.rank_wait_s <= 1e9)) {
+            fprintf(stderr, "rocesim sweep: --rank-wait %s: expected a number of seconds above 0 (at most 1e9)\n",
+                    rank_wait);
+            rc = 2;
+            goto out;
+        }
     }
-    s.rank_wait_s = rank_wait > 0 ? rank_wait : SWEEP_RANK_WAIT_S;
     GError *err = NULL;
     if (!sweep_prepare_dir(&s, &err)) {
         fprintf(stderr, "rocesim sweep: %s\n", err->message);
@@ -231,7 +234,7 @@ int cmd_sweep(int argc, char **argv)
         goto out;
     }
     if (r == SWEEP_RANKS_DIFFER || r == SWEEP_RANK_UNSEEN) {
-        fprintf(stderr, "rocesim sweep: %s\n", s.ranks_differ);
+        fprintf(stderr, "rocesim sweep: %s\n", s.rank_problem);
         rc = 2;
         goto out;
     }
@@ -279,6 +282,7 @@ int cmd_sweep(int argc, char **argv)
     }
     rc = failed ? 1 : 0;
 out:
+    g_free(rank_wait);
     sweep_free(&s);
     sweep_section_clear(&sec);
     sweep_opts_clear(&o);

@@ -545,9 +545,10 @@ static void test_send_leaves_nothing_due(void)
             if (t == US(50) || t == US(400))
                 D->on_cnp(&f, t);
             D->advance(&f, t);
-            was_active |= f.u.d.active;
+            bool active = f.u.d.active;
+            was_active |= active;
             D->on_send(&f, t, 40000); /* past rpg_byte_reset: increases by the byte counter */
-            released |= was_active && !f.u.d.active;
+            released |= active && !f.u.d.active;
             CU_ASSERT(D->next_change(&f) > t);
             struct cc_flow before = f;
             D->advance(&f, t);

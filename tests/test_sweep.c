@@ -1093,6 +1093,22 @@ static void test_mpi_folder_not_shared(void)
     if (rc != 2)
         fprintf(stderr, "\n  folder not shared: exit %d after %.1f s:\n%s\n", rc, secs, out);
     CU_ASSERT(secs < 100); /* not the timeout's kill */
+    g_free(out);
+    /* a wait that is no number of seconds above 0 is bad input, before anything runs */
+    static const char *const bad[] = { "-1", "0", "nan", "5s", "2e9" };
+    for (size_t k = 0; k < G_N_ELEMENTS(bad); k++) {
+        rc = sh(&out, "cd '%s' && %s sweep small.ini --vary switch.ecn_kmin=20KB,40KB -o bad --rank-wait %s 2>&1", a, bin,
+                bad[k]);
+        CU_ASSERT_EQUAL(rc, 2);
+        char *want = g_strdup_printf("--rank-wait %s: expected a number of seconds above 0", bad[k]);
+        CU_ASSERT(has(out, want));
+        g_free(want);
+        g_free(out);
+    }
+    char *bad_dir = g_build_filename(a, "bad", NULL);
+    CU_ASSERT_FALSE(g_file_test(bad_dir, G_FILE_TEST_EXISTS));
+    g_free(bad_dir);
+    out = NULL;
     char *csv = g_build_filename(a, "sw", "sweep.csv", NULL);
     CU_ASSERT_FALSE(g_file_test(csv, G_FILE_TEST_EXISTS));
     g_free(csv);

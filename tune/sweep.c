@@ -200,7 +200,7 @@ void sweep_free(struct sweep *s)
         g_ptr_array_unref(s->points);
     g_free(s->out);
     g_free(s->points_dir);
-    g_free(s->ranks_differ);
+    g_free(s->rank_problem);
     mpi_split_clear(&s->mpi);
     memset(s, 0, sizeof *s);
     s->lock_fd = -1;

@@ -176,9 +176,10 @@ struct sweep {
     struct sweep_progress prog;
     int interrupted;      /* the signal that stopped sweep_run, or 0 */
     int lock_fd;
-    char *ranks_differ;   /* SWEEP_RANKS_DIFFER, SWEEP_RANK_UNSEEN: which rank, and what to do */
+    char *rank_problem;   /* SWEEP_RANKS_DIFFER, SWEEP_RANK_UNSEEN: which rank, and what to do */
     double rank_wait_s;   /* MPI rank 0: how long it waits, done with its own points, for a
-                           * rank that has left no trace in the folder (0: the default) */
+                           * rank that has left no trace in the folder (at most 1e9; 0:
+                           * SWEEP_RANK_WAIT_S) */
 };
 
 /* Builds the grid and validates it before anything runs: the scenario must load with the
@@ -218,7 +219,7 @@ enum sweep_result { SWEEP_FINISHED = 0, SWEEP_STOPPED, SWEEP_INTERRUPTED, SWEEP_
 enum sweep_result sweep_run(struct sweep *s, const guint *which, guint n, sweep_point_fn fn, void *ud);
 
 /* MPI rank 0: waits until every point owned by another rank has results or a failure marker
- * of this launch. SWEEP_RANKS_DIFFER (the reason in s->ranks_differ) when a rank that is done
+ * of this launch. SWEEP_RANKS_DIFFER (the reason in s->rank_problem) when a rank that is done
  * built another grid: each rank reads the scenario, the [sweep] section and the files they
  * name on its own machine, and its points' results never match what rank 0 expects.
  * SWEEP_RANK_UNSEEN when, after s->rank_wait_s of waiting, a rank of this launch has not

@@ -469,41 +469,49 @@ void sweep_mark_rank_done(const struct sweep *s)
     g_free(d);
 }
 
-/* The first rank above 0 whose start marker of this launch is not in the folder, or 0. */
+/* The lines of rank r's marker (".rank-R" and suffix) when this launch wrote it (its first
+ * line is the launch's id), else NULL: the marker of an earlier launch is not looked at, and
+ * without the launch's id (a launcher that gives none) no marker can be told from an earlier
+ * one's. Free with g_strfreev. */
+static char **launch_marker(const struct sweep *s, int r, const char *suffix)
+{
+    char *path = rank_marker_path(s, r, suffix), *text = NULL;
+    char **lines = NULL;
+    if (s->mpi.job && g_file_get_contents(path, &text, NULL, NULL)) {
+        lines = g_strsplit(text, "\n", 3);
+        if (!lines[0] || strcmp(lines[0], s->mpi.job)) {
+            g_strfreev(lines);
+            lines = NULL;
+        }
+    }
+    g_free(text);
+    g_free(path);
+    return lines;
+}
+
+/* The first rank above 0 with no start marker of this launch in the folder, or 0. */
 static int rank_unseen(const struct sweep *s)
 {
     for (int r = 1; r < s->mpi.size; r++) {
-        char *path = rank_marker_path(s, r, "-started"), *text = NULL;
-        gboolean seen = g_file_get_contents(path, &text, NULL, NULL) && g_str_has_prefix(text, s->mpi.job) &&
-                        text[strlen(s->mpi.job)] == '\n';
-        g_free(text);
-        g_free(path);
-        if (!seen)
+        char **lines = launch_marker(s, r, "-started");
+        g_strfreev(lines);
+        if (!lines)
             return r;
     }
     return 0;
 }
 
-/* The first rank of this launch that is done with another grid than this one's, or 0. The
- * marker of an earlier launch (another job id) is not looked at; without the launch's id
- * (a launcher that gives none) no marker can be told from an earlier one's. */
+/* The first rank of this launch that is done with another grid than this one's, or 0. */
 static int rank_with_other_grid(const struct sweep *s, const char *mine)
 {
-    int found = 0;
-    if (!s->mpi.job)
-        return 0;
-    for (int r = 1; r < s->mpi.size && !found; r++) {
-        char *path = rank_marker_path(s, r, ""), *text = NULL;
-        if (g_file_get_contents(path, &text, NULL, NULL)) {
-            char **lines = g_strsplit(text, "\n", 3);
-            if (lines[0] && lines[1] && !strcmp(lines[0], s->mpi.job) && strcmp(lines[1], mine))
-                found = r;
-            g_strfreev(lines);
-        }
-        g_free(text);
-        g_free(path);
+    for (int r = 1; r < s->mpi.size; r++) {
+        char **lines = launch_marker(s, r, "");
+        gboolean other = lines && lines[1] && strcmp(lines[1], mine);
+        g_strfreev(lines);
+        if (other)
+            return r;
     }
-    return found;
+    return 0;
 }
 
 enum sweep_result sweep_wait_others(struct sweep *s)
@@ -519,7 +527,7 @@ enum sweep_result sweep_wait_others(struct sweep *s)
     char *mine = sweep_digest(s);
     /* the other ranks started with this one: by the time its own points are done, a rank
      * that shares the folder has long left its start marker */
-    double wait = s->rank_wait_s > 0 ? MIN(s->rank_wait_s, 1e9) : SWEEP_RANK_WAIT_S;
+    double wait = s->rank_wait_s > 0 ? s->rank_wait_s : SWEEP_RANK_WAIT_S;
     gint64 give_up = g_get_monotonic_time() + (gint64)(wait * G_USEC_PER_SEC);
     for (;;) {
         guint waiting = 0;
@@ -544,7 +552,7 @@ enum sweep_result sweep_wait_others(struct sweep *s)
          * its rank is about to replace; once that rank is done, the grids differ */
         int other = rank_with_other_grid(s, mine);
         if (other) {
-            s->ranks_differ = g_strdup_printf(
+            s->rank_problem = g_strdup_printf(
                 "MPI rank %d built another grid from rank 0's: its points' results show other settings. Each rank "
                 "reads %s, its --set values and the files it names on its own machine: make them the same on "
                 "every machine", other, s->scenario);
@@ -553,7 +561,7 @@ enum sweep_result sweep_wait_others(struct sweep *s)
         }
         int unseen = s->mpi.job && g_get_monotonic_time() > give_up ? rank_unseen(s) : 0;
         if (unseen) {
-            s->ranks_differ = g_strdup_printf(
+            s->rank_problem = g_strdup_printf(
                 "MPI rank %d has left nothing in %s in %.0f s of waiting for its points: the ranks must write "
                 "one folder, which every machine mounts (give -o a shared path), or rank %d did not start "
                 "(--rank-wait sets how long to wait)", unseen, s->out, wait, unseen);
