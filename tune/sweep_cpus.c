@@ -29,7 +29,10 @@ guint sweep_cpus_mine(const struct mpi_split *m, int *cpu)
         cpu[0] = 0;
         return 1;
     }
-    return sweep_cpus_share(cpu, n, cpus_online(), m ? m->local_rank : 0, m ? m->local_size : 1);
+    n = sweep_cpus_share(cpu, n, cpus_online(), m ? m->local_rank : 0, m ? m->local_size : 1);
+    /* a cgroup CPU quota may grant fewer than the mask holds (ranks sharing one quota each
+     * take it whole: not divided among them) */
+    return MIN(n, cpus_available());
 }
 
 guint sweep_lane_cpus(const int *cpu, guint n, guint lanes, guint k, int *out)

@@ -10,8 +10,9 @@
 #include "tune/mpi_split.h"
 
 /* This process's CPUs (ids, ascending) into cpu[] (room for CPU_SETSIZE) from its affinity
- * mask, narrowed as sweep_cpus_share says; returns how many (at least 1: CPU 0 when the mask
- * cannot be read). */
+ * mask, narrowed as sweep_cpus_share says, then to the first as many as a cgroup CPU quota
+ * grants (cpus_available); returns how many (at least 1: CPU 0 when the mask cannot be
+ * read). */
 guint sweep_cpus_mine(const struct mpi_split *m, int *cpu);
 /* The part of `all` (n CPU ids, the affinity mask's) that is this rank's: when the mask holds
  * every CPU online (`online`, the ranks were not bound to cores) and the launcher started
