@@ -484,6 +484,11 @@ int run_scenario(const struct run_options *o)
     }
     if (mpi ? !net_set_mpi(n, o->rank, o->ranks, &err) : !net_set_workers(n, workers, &err))
         goto fail;
+    if (!mpi && !o->quiet && workers > 1 && workers > cpus_available())
+        fprintf(stderr,
+                "rocesim: warning: %u workers on %u CPU%s: they take turns, so the run is slower than on %u "
+                "(the results are the same; --workers auto takes one per CPU)\n",
+                workers, cpus_available(), cpus_available() == 1 ? "" : "s", cpus_available());
     sample_selection_apply_scale(&sel, sc);
     rc = 1;
     interrupt_catch();

@@ -7,6 +7,7 @@
  * summary table's workers line shows what summary.json's partition holds. */
 #define _GNU_SOURCE
 #include <sched.h>
+#include "sim/cpus.h"
 #include "tests/same_results.h"
 #include "tests/test_fabric.h"
 
@@ -313,6 +314,10 @@ static void test_workers_auto(void)
     cpu_set_t set;
     CU_ASSERT_EQUAL_FATAL(sched_getaffinity(0, sizeof set, &set), 0);
     gint64 want = MIN((gint64)CPU_COUNT(&set), 36);
+    char *cg = NULL; /* and no more than a cgroup CPU quota grants (tests/test_cpus.c) */
+    if (g_file_get_contents("/proc/self/cgroup", &cg, NULL, NULL) && cpus_quota(cg, "/sys/fs/cgroup"))
+        want = MIN(want, (gint64)cpus_quota(cg, "/sys/fs/cgroup"));
+    g_free(cg);
     CU_ASSERT_EQUAL(auto_workers("incast16.ini", all.out, NULL, NULL), want);
     CU_ASSERT(compare_tree(one.out, all.out, "") >= 5);
     test_outdir_free(&one);
@@ -330,6 +335,37 @@ static void test_workers_auto(void)
     test_outdir_free(&dl);
 }
 
+/* More workers than CPUs: a warning on stderr that says how many of each (taskset leaves the
+ * run one CPU), none with -q or with a worker per CPU; the results are the same. */
+static char *stderr_pinned(const char *out, const char *workers, const char *quiet)
+{
+    char *path = test_data_path("incast16.ini");
+    char *cmd = g_strdup_printf("taskset -c 0 '%s' run '%s' -o '%s' --no-plots --workers %s %s 2>&1 >/dev/null",
+                                test_rocesim_bin(), path, out, workers, quiet);
+    char *log = NULL;
+    CU_ASSERT_EQUAL(test_run(cmd, &log), 0);
+    g_free(cmd);
+    g_free(path);
+    return log ? log : g_strdup("");
+}
+
+static void test_more_workers_than_cpus_warned(void)
+{
+    struct test_outdir one = test_outdir_new(), two = test_outdir_new(), quiet = test_outdir_new();
+    char *e1 = stderr_pinned(one.out, "1", ""), *e2 = stderr_pinned(two.out, "2", "");
+    char *eq = stderr_pinned(quiet.out, "2", "-q");
+    CU_ASSERT_PTR_NULL(strstr(e1, "warning"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e2, "rocesim: warning: 2 workers on 1 CPU: they take turns"));
+    CU_ASSERT_EQUAL(eq[0], '\0');
+    CU_ASSERT(compare_tree(one.out, two.out, "") >= 5);
+    g_free(e1);
+    g_free(e2);
+    g_free(eq);
+    test_outdir_free(&one);
+    test_outdir_free(&two);
+    test_outdir_free(&quiet);
+}
+
 static CU_TestInfo tests[] = {
     { "incast with PFC storms: identical on 1, 2, 3 workers", test_incast_pfc_storm },
     { "ring AllReduce with dependencies: identical on 1, 2, 3 workers", test_collective_with_dependencies },
@@ -343,6 +379,7 @@ static CU_TestInfo tests[] = {
     { "packet capture with --workers 2: exit 2", test_capture_needs_one_worker },
     { "the summary's workers line agrees with summary.json", test_workers_line },
     { "--workers auto: the CPUs the process may use, as the fabric allows", test_workers_auto },
+    { "more workers than CPUs: a warning, the same results", test_more_workers_than_cpus_warned },
     CU_TEST_INFO_NULL,
 };
 
