@@ -489,6 +489,12 @@ int run_scenario(const struct run_options *o)
                 "rocesim: warning: %u workers on %u CPU%s: they take turns, so the run is slower than on %u "
                 "(the results are the same; --workers auto takes one per CPU)\n",
                 workers, cpus_available(), cpus_available() == 1 ? "" : "s", cpus_available());
+    /* ranks that share one machine: its CPUs online, whatever mpirun's binding */
+    if (mpi && o->rank == 0 && !o->quiet && (uint32_t)mpi_comm_node_size() > cpus_online())
+        fprintf(stderr,
+                "rocesim: warning: %d MPI ranks on this machine's %u CPU%s: they take turns, so the run is slower "
+                "than on %u ranks (the results are the same)\n",
+                mpi_comm_node_size(), cpus_online(), cpus_online() == 1 ? "" : "s", cpus_online());
     sample_selection_apply_scale(&sel, sc);
     rc = 1;
     interrupt_catch();

@@ -323,6 +323,43 @@ static void test_memory_counts_every_rank(void)
     g_free(path);
 }
 
+/* More ranks on this machine than its CPUs online: rank 0 warns, once; as many as the CPUs:
+ * no warning. (Runs where one CPU more is few ranks: up to 3 CPUs, as in CI.) */
+static void test_more_ranks_than_cpus_warned(void)
+{
+    if (!have_mpirun())
+        return;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1 || cpus > 3) {
+        fprintf(stderr, "\n  SKIPPED: %ld CPUs online (the check runs %ld + 1 ranks up to 3 CPUs)\n", cpus, cpus);
+        return;
+    }
+    char *path = test_data_path("minimal.ini"), *pre = mpirun_prefix();
+    for (long np = cpus; np <= cpus + 1; np++) {
+        if (np < 2)
+            continue;
+        struct test_outdir o = test_outdir_new();
+        char *cmd = g_strdup_printf("%s -np %ld '%s' run '%s' -o '%s' --no-plots 2>&1 >/dev/null", pre, np,
+                                    test_rocesim_bin(), path, o.out);
+        char *log = NULL;
+        CU_ASSERT_EQUAL(test_run(cmd, &log), 0);
+        char *want = g_strdup_printf("rocesim: warning: %ld MPI ranks on this machine's %ld CPU", np, cpus);
+        const char *at = log ? strstr(log, want) : NULL;
+        if (np > cpus) {
+            CU_ASSERT_PTR_NOT_NULL(at);
+            CU_ASSERT(at == NULL || strstr(at + strlen(want), "MPI ranks on this machine") == NULL); /* once */
+        } else {
+            CU_ASSERT_PTR_NULL(log ? strstr(log, "MPI ranks on this machine") : NULL);
+        }
+        g_free(want);
+        g_free(log);
+        g_free(cmd);
+        test_outdir_free(&o);
+    }
+    g_free(pre);
+    g_free(path);
+}
+
 static CU_TestInfo tests[] = {
     { "incast with PFC storms: identical on 1 process, 2 and 3 ranks", test_incast_pfc_storm },
     { "ring AllReduce with dependencies: identical on 2 and 3 ranks", test_collective_with_dependencies },
@@ -334,6 +371,7 @@ static CU_TestInfo tests[] = {
     { "rank 0 refusing the output folder ends every rank", test_rank0_refusal_ends_all },
     { "the memory limit counts every rank on the machine", test_memory_counts_every_rank },
     { "ranks that read different scenarios, options, schedules or topologies: exit 2, named", test_ranks_build_one_model },
+    { "more ranks than CPUs on the machine: rank 0 warns", test_more_ranks_than_cpus_warned },
     CU_TEST_INFO_NULL,
 };
 
