@@ -484,17 +484,14 @@ int run_scenario(const struct run_options *o)
     }
     if (mpi ? !net_set_mpi(n, o->rank, o->ranks, &err) : !net_set_workers(n, workers, &err))
         goto fail;
-    if (!mpi && !o->quiet && workers > 1 && workers > cpus_available())
+    /* ranks that share one machine count against its CPUs online, whatever mpirun's binding */
+    uint32_t cpus = mpi ? cpus_online() : cpus_available(), sharing = mpi ? (uint32_t)mpi_comm_node_size() : workers;
+    if (!o->quiet && (mpi ? o->rank == 0 : workers > 1) && sharing > cpus)
         fprintf(stderr,
-                "rocesim: warning: %u workers on %u CPU%s: they take turns, so the run is slower than on %u "
-                "(the results are the same; --workers auto takes one per CPU)\n",
-                workers, cpus_available(), cpus_available() == 1 ? "" : "s", cpus_available());
-    /* ranks that share one machine: its CPUs online, whatever mpirun's binding */
-    if (mpi && o->rank == 0 && !o->quiet && (uint32_t)mpi_comm_node_size() > cpus_online())
-        fprintf(stderr,
-                "rocesim: warning: %d MPI ranks on this machine's %u CPU%s: they take turns, so the run is slower "
-                "than on %u ranks (the results are the same)\n",
-                mpi_comm_node_size(), cpus_online(), cpus_online() == 1 ? "" : "s", cpus_online());
+                "rocesim: warning: %u %s on %s%u CPU%s: they take turns, so the run is slower than on %u%s "
+                "(the results are the same%s)\n",
+                sharing, mpi ? "MPI ranks" : "workers", mpi ? "this machine's " : "", cpus, cpus == 1 ? "" : "s",
+                cpus, mpi ? " ranks" : "", mpi ? "" : "; --workers auto takes one per CPU");
     sample_selection_apply_scale(&sel, sc);
     rc = 1;
     interrupt_catch();
