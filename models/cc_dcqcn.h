@@ -17,6 +17,8 @@ enum cnp_scope { CNP_PER_QP = 0, CNP_PER_PORT, CNP_PER_DESTINATION };
  * once with a CNP flag (HPCC ns-3, no CNP packet, no moderation) */
 enum np_feedback { NP_CNP = 0, NP_ACK_FLAG };
 
+#define DCQCN_DECAY_STEPS 512
+
 struct dcqcn_params {
     simtime_t min_time_between_cnps; /* NP: CNP spacing within one cnp_scope */
     enum cnp_scope cnp_scope;
@@ -37,6 +39,12 @@ struct dcqcn_params {
     bool clamp_tgt_rate, clamp_tgt_rate_after_time_inc;
     bool release_at_line_rate;       /* back at line rate, the next CNP starts afresh */
     enum dcqcn_style style;
+    /* derived (cc_dcqcn_derive): decay[k] = pow(1 - g, k) for k < decay_n, what alpha_to
+     * would compute, looked up: a QP of a large AllToAll is visited about once every 80
+     * alpha periods, and pow was 1.6 % of bench/large.ini's instructions. 0: none (params
+     * made by hand), pow is called. */
+    uint32_t decay_n;
+    double decay[DCQCN_DECAY_STEPS];
 };
 
 /* models/cc_dcqcn_settings.c: the [dcqcn] keys, presets and checks */

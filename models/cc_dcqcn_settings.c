@@ -1,5 +1,6 @@
 /* DCQCN's settings: the [dcqcn] keys and the presets [nic] cc_preset names (defaults by name,
  * see shared/reference/models.md section 1.3.4). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "models/cc.h"
@@ -148,6 +149,9 @@ gboolean cc_dcqcn_derive(void *params, struct scenario *s, GKeyFile *kf, GError 
     /* dce_tcp_g is the weight kept by the old alpha (in 1/1024); `g` overrides it directly. */
     if (!g_key_file_has_key(kf, "dcqcn", "g", NULL))
         dp->g = (1024.0 - dp->dce_tcp_g) / 1024.0;
+    for (uint32_t k = 0; k < DCQCN_DECAY_STEPS; k++) /* the same call alpha_to makes: the same bits */
+        dp->decay[k] = pow(1 - dp->g, (double)k);
+    dp->decay_n = DCQCN_DECAY_STEPS;
     return TRUE;
 }
 

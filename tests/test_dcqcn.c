@@ -561,6 +561,45 @@ static void test_send_leaves_nothing_due(void)
     }
 }
 
+/* Alpha over a long quiet gap, in one lazy step: after the cut of test_first_cnp_gated, alpha
+ * at 18 us is 0.9653778756914646; n quiet ticks later it is that times q^n (models.md 1.3.3:
+ * alpha = (1-g) alpha every K without a CNP), whether n is inside the table of q^k that
+ * cc_dcqcn_derive fills (512 steps) or beyond it, and the same as n steps of one tick. */
+static void test_alpha_long_gap(void)
+{
+    struct scenario *s = load(NULL);
+    const struct dcqcn_params *p = cc_dcqcn_params(s);
+    CU_ASSERT_EQUAL(p->decay_n, DCQCN_DECAY_STEPS);
+    const double q = 1019.0 / 1024.0;
+    for (int n = 1; n <= DCQCN_DECAY_STEPS + 88; n++) { /* every entry of the table, and past it */
+        struct cc_flow f;
+        start(&f, s);
+        D->on_cnp(&f, US(10));
+        D->advance(&f, US(14));
+        D->advance(&f, US(18));
+        D->advance(&f, US(18 + n));
+        ASSERT_ALPHA(f.u.d.alpha, 0.9653778756914646 * pow(q, n));
+    }
+    const int gaps[] = { 1, 100, 511, 512, 513, 2000 };
+    for (size_t i = 0; i < G_N_ELEMENTS(gaps); i++) {
+        struct cc_flow f, g;
+        start(&f, s);
+        start(&g, s);
+        struct cc_flow *both[] = { &f, &g };
+        for (int k = 0; k < 2; k++) {
+            D->on_cnp(both[k], US(10));
+            D->advance(both[k], US(14));
+            D->advance(both[k], US(18));
+        }
+        D->advance(&f, US(18 + gaps[i])); /* one step of gaps[i] ticks */
+        for (int t = 1; t <= gaps[i]; t++) /* one tick at a time */
+            D->advance(&g, US(18 + t));
+        ASSERT_ALPHA(f.u.d.alpha, 0.9653778756914646 * pow(q, gaps[i]));
+        ASSERT_ALPHA(f.u.d.alpha, g.u.d.alpha);
+    }
+    scenario_free(s);
+}
+
 static CU_TestInfo tests[] = {
     { "gated: first CNP cuts at the end of the period", test_first_cnp_gated },
     { "gated: several CNPs in a period, one cut", test_one_cut_per_period },
@@ -577,6 +616,7 @@ static CU_TestInfo tests[] = {
     { "paper: rate floor", test_paper_min_rate },
     { "cc=none keeps line rate", test_cc_none },
     { "on_send leaves nothing due: a second advance at once changes nothing", test_send_leaves_nothing_due },
+    { "gated: alpha over a long quiet gap, inside and beyond the decay table", test_alpha_long_gap },
     CU_TEST_INFO_NULL,
 };
 
