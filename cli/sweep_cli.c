@@ -5,6 +5,7 @@
 #include <string.h>
 #include "analysis/plot.h"
 #include "cli/commands.h"
+#include "sim/cpus.h"
 
 void sweep_opts_clear(struct sweep_opts *o)
 {
@@ -118,6 +119,14 @@ int sweep_cli_setup(const char *cmd, const char *summary, int argc, char **argv,
     s->workers_auto = workers_auto;
     if (!o->jobs && s->workers > 1) /* the cores shared out: points x threads */
         s->jobs = MAX(1, s->jobs / s->workers);
+    /* points that run at once, each on W threads, spinning at their windows' ends */
+    guint at_once = MIN(s->jobs, s->points->len), cpus = cpus_available();
+    if (!s->quiet && s->mpi.size <= 1 && s->workers > 1 && at_once * s->workers > cpus)
+        fprintf(stderr,
+                "rocesim %s: warning: %u point%s at once on %u threads each, %u threads on %u CPU%s: they take "
+                "turns, so each point runs slower (the results are the same; --workers auto shares the CPUs "
+                "out)\n",
+                cmd, at_once, at_once == 1 ? "" : "s", s->workers, at_once * s->workers, cpus, cpus == 1 ? "" : "s");
     return 0;
 }
 

@@ -589,6 +589,41 @@ static void test_workers_auto(void)
     g_free(tmp);
 }
 
+/* J points at once on W threads each, J x W beyond the CPUs (taskset leaves one): a warning
+ * naming them, also for the default J (1 here) when W alone is too many; none with
+ * --workers auto, nor with -q. */
+static void test_threads_beyond_cpus_warned(void)
+{
+    char *tmp = test_tmpdir();
+    char *ini = write_in(tmp, "small.ini", small_ini);
+    const char *bin = test_rocesim_bin();
+    char *out = NULL;
+    int rc = sh(&out, "taskset -c 0 %s sweep '%s' --vary switch.ecn_kmin=20KB,40KB -j 2 --workers 2 -o '%s/j2' "
+                "--no-plots 2>&1", bin, ini, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT(has(out, "rocesim sweep: warning: 2 points at once on 2 threads each, 4 threads on 1 CPU: they take "
+                       "turns"));
+    g_free(out);
+    rc = sh(&out, "taskset -c 0 %s sweep '%s' --vary switch.ecn_kmin=20KB,40KB --workers 2 -o '%s/default' "
+            "--no-plots 2>&1", bin, ini, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT(has(out, "rocesim sweep: warning: 1 point at once on 2 threads each, 2 threads on 1 CPU"));
+    g_free(out);
+    rc = sh(&out, "taskset -c 0 %s sweep '%s' --vary switch.ecn_kmin=20KB,40KB -j 2 --workers auto -o '%s/auto' "
+            "--no-plots 2>&1", bin, ini, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT(strstr(out, "warning") == NULL);
+    g_free(out);
+    rc = sh(&out, "taskset -c 0 %s sweep '%s' --vary switch.ecn_kmin=20KB,40KB -j 2 --workers 2 -o '%s/quiet' -q "
+            "--no-plots 2>&1", bin, ini, tmp);
+    CU_ASSERT_EQUAL(rc, 0);
+    CU_ASSERT(strstr(out, "warning") == NULL);
+    g_free(out);
+    g_free(ini);
+    test_rmtree(tmp);
+    g_free(tmp);
+}
+
 static double mtime_of(const char *dir, const char *rel)
 {
     char *p = g_build_filename(dir, rel, NULL);
@@ -1405,6 +1440,7 @@ static void test_job_metrics(void)
 static CU_TestInfo tests[] = {
     { "ranges: lists, geometric, linear, units, errors", test_ranges },
     { "--vary parsing", test_dim_parse },
+    { "-j x --workers beyond the CPUs: a warning", test_threads_beyond_cpus_warned },
     { "point names: labels, sanitising, long names", test_point_names },
     { "constraints", test_constraints },
     { "coarse grid of tune", test_coarse },
