@@ -61,7 +61,7 @@ static void alpha_to(struct cc_flow *f, simtime_t t)
         ticks--;
     }
     if (ticks)
-        d->alpha *= ticks < p->decay_n ? p->decay[ticks] : pow(1 - p->g, (double)ticks);
+        d->alpha *= ticks < DCQCN_DECAY_STEPS ? p->decay[ticks] : pow(1 - p->g, (double)ticks);
     d->alpha_next += ((t - d->alpha_next) / K + 1) * K;
 }
 

@@ -39,11 +39,9 @@ struct dcqcn_params {
     bool clamp_tgt_rate, clamp_tgt_rate_after_time_inc;
     bool release_at_line_rate;       /* back at line rate, the next CNP starts afresh */
     enum dcqcn_style style;
-    /* derived (cc_dcqcn_derive): decay[k] = pow(1 - g, k) for k < decay_n, what alpha_to
-     * would compute, looked up: a QP of a large AllToAll is visited about once every 80
-     * alpha periods, and pow was 1.6 % of bench/large.ini's instructions. 0: none (params
-     * made by hand), pow is called. */
-    uint32_t decay_n;
+    /* derived (cc_dcqcn_derive, which every scenario_load runs): decay[k] = pow(1 - g, k),
+     * what alpha_to would compute, looked up: a QP of a large AllToAll is visited about once
+     * every 80 alpha periods, and pow was 1.6 % of bench/large.ini's instructions */
     double decay[DCQCN_DECAY_STEPS];
 };
 

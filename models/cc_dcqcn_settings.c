@@ -151,7 +151,6 @@ gboolean cc_dcqcn_derive(void *params, struct scenario *s, GKeyFile *kf, GError 
         dp->g = (1024.0 - dp->dce_tcp_g) / 1024.0;
     for (uint32_t k = 0; k < DCQCN_DECAY_STEPS; k++) /* the same call alpha_to makes: the same bits */
         dp->decay[k] = pow(1 - dp->g, (double)k);
-    dp->decay_n = DCQCN_DECAY_STEPS;
     return TRUE;
 }
 

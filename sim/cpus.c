@@ -23,57 +23,61 @@ static uint32_t whole_cpus(long long q, long long p)
     return n < 1 ? 1 : n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 }
 
+/* The tighter of two limits, 0 meaning none. */
+static uint32_t tighter(uint32_t a, uint32_t b) { return a && b ? MIN(a, b) : a ? a : b; }
+
+/* The text of dir/name, or NULL. Free with g_free. */
+static char *read_in(const char *dir, const char *name)
+{
+    char *path = g_build_filename(dir, name, NULL), *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, NULL))
+        text = NULL;
+    g_free(path);
+    return text;
+}
+
 /* cgroup v2's cpu.max in dir: "max PERIOD" (none) or "QUOTA PERIOD". */
 static uint32_t quota_v2(const char *dir)
 {
-    char *path = g_build_filename(dir, "cpu.max", NULL), *text = NULL;
-    uint32_t n = 0;
+    char *text = read_in(dir, "cpu.max");
     long long q, p;
-    if (g_file_get_contents(path, &text, NULL, NULL) && sscanf(text, "%lld %lld", &q, &p) == 2)
-        n = whole_cpus(q, p);
+    uint32_t n = text && sscanf(text, "%lld %lld", &q, &p) == 2 ? whole_cpus(q, p) : 0;
     g_free(text);
-    g_free(path);
     return n;
 }
 
-static long long read_ll(const char *dir, const char *name)
+static long long number_in(const char *dir, const char *name)
 {
-    char *path = g_build_filename(dir, name, NULL), *text = NULL;
-    long long v = -1;
-    if (!g_file_get_contents(path, &text, NULL, NULL) || sscanf(text, "%lld", &v) != 1)
+    char *text = read_in(dir, name);
+    long long v;
+    if (!text || sscanf(text, "%lld", &v) != 1)
         v = -1;
     g_free(text);
-    g_free(path);
     return v;
 }
 
 /* cgroup v1's cpu.cfs_quota_us (-1: none) and cpu.cfs_period_us in dir. */
 static uint32_t quota_v1(const char *dir)
 {
-    return whole_cpus(read_ll(dir, "cpu.cfs_quota_us"), read_ll(dir, "cpu.cfs_period_us"));
+    return whole_cpus(number_in(dir, "cpu.cfs_quota_us"), number_in(dir, "cpu.cfs_period_us"));
 }
 
-/* The least quota of the cgroup at `path` under `base` and of its ancestors (a parent's limit
- * binds its children; inside a container the hierarchy's root is often the container's own
- * cgroup, whatever path /proc/self/cgroup names). */
-static uint32_t least_up(const char *base, const char *path, uint32_t (*quota)(const char *dir))
+/* The tightest quota of the cgroup at `path` (absolute) under `base` and of its ancestors (a
+ * parent's limit binds its children; inside a container the hierarchy's root is often the
+ * container's own cgroup, whatever path /proc/self/cgroup names). */
+static uint32_t tightest_up(const char *base, const char *path, uint32_t (*quota)(const char *dir))
 {
     char *rel = g_strdup(path);
     uint32_t least = 0;
     for (;;) {
         char *dir = g_build_filename(base, rel, NULL);
-        uint32_t n = quota(dir);
+        least = tighter(least, quota(dir));
         g_free(dir);
-        if (n && (!least || n < least))
-            least = n;
-        char *slash = strrchr(rel, '/');
-        if (!slash || rel[0] == '\0' || strcmp(rel, "/") == 0)
+        if (strcmp(rel, "/") == 0)
             break;
-        *slash = '\0';
-        if (rel[0] == '\0') {
-            g_free(rel);
-            rel = g_strdup("/");
-        }
+        char *parent = g_path_get_dirname(rel); /* "/a/b" -> "/a" -> "/" */
+        g_free(rel);
+        rel = parent;
     }
     g_free(rel);
     return least;
@@ -97,21 +101,17 @@ uint32_t cpus_quota(const char *proc_cgroup, const char *root)
         /* ID:CONTROLLERS:PATH (cgroups(7)); v2 is "0::PATH" */
         char **f = g_strsplit(lines[i], ":", 3);
         if (f[0] && f[1] && f[2] && f[2][0] == '/') {
-            uint32_t n = 0;
             if (strcmp(f[0], "0") == 0 && f[1][0] == '\0') {
                 char *unified = g_build_filename(root, "unified", NULL); /* a hybrid layout's v2 */
-                uint32_t a = least_up(root, f[2], quota_v2), b = least_up(unified, f[2], quota_v2);
-                n = a && b ? MIN(a, b) : a ? a : b;
+                least = tighter(least, tighter(tightest_up(root, f[2], quota_v2), tightest_up(unified, f[2], quota_v2)));
                 g_free(unified);
             } else if (has_controller(f[1], "cpu")) {
+                /* the hierarchy is named by its controllers ("cpu,cpuacct"), often with a "cpu" link */
                 char *own = g_build_filename(root, f[1], NULL), *cpu = g_build_filename(root, "cpu", NULL);
-                uint32_t a = least_up(own, f[2], quota_v1), b = strcmp(f[1], "cpu") ? least_up(cpu, f[2], quota_v1) : 0;
-                n = a && b ? MIN(a, b) : a ? a : b;
+                least = tighter(least, tighter(tightest_up(own, f[2], quota_v1), tightest_up(cpu, f[2], quota_v1)));
                 g_free(own);
                 g_free(cpu);
             }
-            if (n && (!least || n < least))
-                least = n;
         }
         g_strfreev(f);
     }

@@ -16,6 +16,16 @@ static void put(const char *root, const char *rel, const char *text)
     g_free(path);
 }
 
+/* An empty fixture root in place of *root (removed, if any). */
+static void fresh(char **root)
+{
+    if (*root) {
+        test_rmtree(*root);
+        g_free(*root);
+    }
+    *root = test_tmpdir();
+}
+
 /* cgroup v2: the process's own cgroup, a parent's tighter limit, no limit, a hybrid layout */
 static void test_v2(void)
 {
@@ -43,24 +53,21 @@ static void test_v2(void)
  * hierarchy root is its own cgroup (the path /proc/self/cgroup names is not under it) */
 static void test_v1(void)
 {
-    char *root = test_tmpdir();
+    char *root = NULL;
     const char *self = "12:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n3:cpuset:/docker/abc\n";
+    fresh(&root);
     put(root, "cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "300000\n");
     put(root, "cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n");
     CU_ASSERT_EQUAL(cpus_quota(self, root), 3);
     put(root, "cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "-1\n");
     CU_ASSERT_EQUAL(cpus_quota(self, root), 0);
-    test_rmtree(root);
-    g_free(root);
 
-    root = test_tmpdir();
+    fresh(&root); /* the container's own cgroup as the hierarchy's root */
     put(root, "cpu,cpuacct/cpu.cfs_quota_us", "200000\n");
     put(root, "cpu,cpuacct/cpu.cfs_period_us", "100000\n");
     CU_ASSERT_EQUAL(cpus_quota(self, root), 2);
-    /* the controller alone under ROOT/cpu (this machine's layout: 1:cpu:/) */
-    test_rmtree(root);
-    g_free(root);
-    root = test_tmpdir();
+
+    fresh(&root); /* the controller alone under ROOT/cpu (this machine's layout: 1:cpu:/) */
     put(root, "cpu/rs/cpu.cfs_quota_us", "100000\n");
     put(root, "cpu/rs/cpu.cfs_period_us", "50000\n");
     CU_ASSERT_EQUAL(cpus_quota("2:cpuacct:/\n1:cpu:/rs\n", root), 2);
