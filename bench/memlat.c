@@ -5,8 +5,11 @@
  * large fabric nearly every hop starts with loads from memory: a packet-hop cannot cost
  * much less than the latency of the region its state fills unless the loads overlap (the
  * prefetch hook in models/net.c), so these figures say what a machine's per-hop cost on the
- * large cases is made of. Usage: memlat [MiB...] (default 1 8 64 1024); prints one line
- * "MiB ns" per region. */
+ * large cases is made of. The second figure is the same walk with OVERLAP chains at once,
+ * each at its own place in the cycle: what a load costs when that many are in flight, as
+ * the hook tries to have them. The gap between the two says whether a large case waits on
+ * the memory's latency (chains that start too late) or on how many loads it can serve.
+ * Usage: memlat [MiB...] (default 1 8 64 1024); prints one line "MiB ns ns" per region. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +18,7 @@
 #include <time.h>
 
 #define LINE 64
+#define OVERLAP 16
 
 static double now_s(void)
 {
@@ -33,8 +37,9 @@ static uint64_t xorshift(uint64_t *s)
 
 /* Nanoseconds per load of a chain through every line of a region of `mib` MiB, in one
  * random cycle (Sattolo's shuffle: a single cycle, so the chain never settles into a short
- * loop the caches hold). */
-static double chain_ns(size_t mib)
+ * loop the caches hold): *alone with one chain, *overlapped with OVERLAP chains walked in
+ * turn, started 1/OVERLAP of the cycle apart so that none meets another's lines. */
+static void chain_ns(size_t mib, double *alone, double *overlapped)
 {
     size_t bytes = mib << 20, lines = bytes / LINE;
     char *a = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -55,6 +60,9 @@ static double chain_ns(size_t mib)
     }
     for (size_t i = 0; i < lines; i++)
         *(uint32_t *)(a + (size_t)order[i] * LINE) = order[(i + 1) % lines];
+    uint32_t at[OVERLAP];
+    for (int k = 0; k < OVERLAP; k++)
+        at[k] = order[(size_t)k * (lines / OVERLAP)];
     free(order);
     /* one lap to settle the caches and TLBs, then time laps of at least 2 M loads */
     uint32_t c = 0;
@@ -64,9 +72,14 @@ static double chain_ns(size_t mib)
     double t0 = now_s();
     for (size_t i = 0; i < loads; i++)
         c = *(volatile uint32_t *)(a + (size_t)c * LINE);
-    double ns = (now_s() - t0) / (double)loads * 1e9;
+    *alone = (now_s() - t0) / (double)loads * 1e9;
+    size_t rounds = loads / OVERLAP;
+    t0 = now_s();
+    for (size_t i = 0; i < rounds; i++)
+        for (int k = 0; k < OVERLAP; k++)
+            at[k] = *(volatile uint32_t *)(a + (size_t)at[k] * LINE);
+    *overlapped = (now_s() - t0) / (double)(rounds * OVERLAP) * 1e9;
     munmap(a, bytes);
-    return ns;
 }
 
 int main(int argc, char **argv)
@@ -81,7 +94,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "memlat: region size '%s': expected MiB, 1 to 65536\n", arg);
             return 2;
         }
-        printf("%lu %.1f\n", mib, chain_ns(mib));
+        double alone, overlapped;
+        chain_ns(mib, &alone, &overlapped);
+        printf("%lu %.1f %.1f\n", mib, alone, overlapped);
         fflush(stdout);
     }
     return 0;
