@@ -38,7 +38,8 @@ static uint64_t xorshift(uint64_t *s)
 /* Nanoseconds per load of a chain through every line of a region of `mib` MiB, in one
  * random cycle (Sattolo's shuffle: a single cycle, so the chain never settles into a short
  * loop the caches hold): *alone with one chain, *overlapped with OVERLAP chains walked in
- * turn, started 1/OVERLAP of the cycle apart so that none meets another's lines. */
+ * turn, started 1/OVERLAP of the cycle apart and so always that far apart: no chain loads a
+ * line another has just brought in. */
 static void chain_ns(size_t mib, double *alone, double *overlapped)
 {
     size_t bytes = mib << 20, lines = bytes / LINE;

@@ -594,31 +594,25 @@ static void test_workers_auto(void)
  * --workers auto, nor with -q. */
 static void test_threads_beyond_cpus_warned(void)
 {
+    static const struct {
+        const char *args, *warning; /* NULL: no warning at all */
+    } cases[] = {
+        { "-j 2 --workers 2", "rocesim sweep: warning: 2 points at once on 2 threads each, 4 threads on 1 CPU: they "
+                              "take turns" },
+        { "--workers 2", "rocesim sweep: warning: 1 point at once on 2 threads each, 2 threads on 1 CPU" },
+        { "-j 2 --workers auto", NULL },
+        { "-j 2 --workers 2 -q", NULL },
+    };
     char *tmp = test_tmpdir();
     char *ini = write_in(tmp, "small.ini", small_ini);
-    const char *bin = test_rocesim_bin();
-    char *out = NULL;
-    int rc = sh(&out, "taskset -c 0 %s sweep '%s' --vary switch.ecn_kmin=20KB,40KB -j 2 --workers 2 -o '%s/j2' "
-                "--no-plots 2>&1", bin, ini, tmp);
-    CU_ASSERT_EQUAL(rc, 0);
-    CU_ASSERT(has(out, "rocesim sweep: warning: 2 points at once on 2 threads each, 4 threads on 1 CPU: they take "
-                       "turns"));
-    g_free(out);
-    rc = sh(&out, "taskset -c 0 %s sweep '%s' --vary switch.ecn_kmin=20KB,40KB --workers 2 -o '%s/default' "
-            "--no-plots 2>&1", bin, ini, tmp);
-    CU_ASSERT_EQUAL(rc, 0);
-    CU_ASSERT(has(out, "rocesim sweep: warning: 1 point at once on 2 threads each, 2 threads on 1 CPU"));
-    g_free(out);
-    rc = sh(&out, "taskset -c 0 %s sweep '%s' --vary switch.ecn_kmin=20KB,40KB -j 2 --workers auto -o '%s/auto' "
-            "--no-plots 2>&1", bin, ini, tmp);
-    CU_ASSERT_EQUAL(rc, 0);
-    CU_ASSERT(strstr(out, "warning") == NULL);
-    g_free(out);
-    rc = sh(&out, "taskset -c 0 %s sweep '%s' --vary switch.ecn_kmin=20KB,40KB -j 2 --workers 2 -o '%s/quiet' -q "
-            "--no-plots 2>&1", bin, ini, tmp);
-    CU_ASSERT_EQUAL(rc, 0);
-    CU_ASSERT(strstr(out, "warning") == NULL);
-    g_free(out);
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *out = NULL;
+        int rc = sh(&out, "taskset -c 0 %s sweep '%s' --vary switch.ecn_kmin=20KB,40KB %s -o '%s/c%zu' --no-plots 2>&1",
+                    test_rocesim_bin(), ini, cases[i].args, tmp, i);
+        CU_ASSERT_EQUAL(rc, 0);
+        CU_ASSERT(cases[i].warning ? has(out, cases[i].warning) : strstr(out, "warning") == NULL);
+        g_free(out);
+    }
     g_free(ini);
     test_rmtree(tmp);
     g_free(tmp);
