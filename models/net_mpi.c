@@ -291,6 +291,13 @@ static void pfc_passthrough(void *ctx, uint64_t t, uint32_t port, const char *no
     h->pfc(h->ctx, t, port, node, local, prio, event, duration_ns);
 }
 
+/* a batch of PFC rows is handed over on rank 0 only, with no collective: passed through */
+static void pfc_batch_passthrough(void *ctx, bool begin)
+{
+    const struct net_sample_hooks *h = &((struct net *)ctx)->mpi->out;
+    h->pfc_batch(h->ctx, begin);
+}
+
 void net_mpi_wrap_hooks(struct net *n, struct net_sample_hooks *h)
 {
     n->mpi->out = *h;
@@ -300,6 +307,7 @@ void net_mpi_wrap_hooks(struct net *n, struct net_sample_hooks *h)
     h->counter = h->counter ? rec_counter : NULL;
     h->tick = rec_tick;
     h->pfc = n->mpi->out.pfc ? pfc_passthrough : NULL;
+    h->pfc_batch = n->mpi->out.pfc_batch ? pfc_batch_passthrough : NULL;
 }
 
 static void no_queue(void *c, uint64_t t, uint32_t p, const char *nd, uint32_t l, int q, uint32_t b)

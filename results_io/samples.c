@@ -62,9 +62,9 @@ static void pfc_row(void *ctx, uint64_t t_ns, uint32_t port, const char *node, u
 {
     struct sample_writer *w = ctx;
     (void)port;
-    /* a tick hands over the PFC rows of its time (models/pfc.c pfc_rows_flush) and is timed
-     * whole; rows handed over outside a tick (a batch of 64 K, the run's end) time themselves */
-    uint64_t t0 = w->in_tick ? 0 : results_clock_ns();
+    /* rows come in batches (models/pfc.c pfc_rows_flush), timed whole (span); a row handed
+     * over outside one times itself */
+    uint64_t t0 = w->spans ? 0 : results_clock_ns();
     size_t nl = strlen(node), el = strlen(event);
     if (!row_fits(nl, el)) {
         fprintf(w->pfc, "%" G_GUINT64_FORMAT ",%s,%u,%d,%s,%" G_GUINT64_FORMAT "\n", t_ns, node, local, prio, event,
@@ -80,21 +80,22 @@ static void pfc_row(void *ctx, uint64_t t_ns, uint32_t port, const char *node, u
         row_ch(&r, '\n');
         row_put(&r, w->pfc);
     }
-    if (!w->in_tick)
+    if (!w->spans)
         w->output_ns += results_clock_ns() - t0;
 }
 
-/* A sampling tick (its scan of the changed queues, rates and counters, and its rows) is
- * output work: timed as a whole, two clock reads a tick instead of two a row. */
-static void tick(void *ctx, bool begin)
+/* A sampling tick (its scan of the changed queues, rates and counters, and its rows) and a
+ * batch of PFC rows are output work: each timed as a whole, two clock reads a span instead of
+ * two a row. A batch inside a tick (its PFC rows) is part of the tick's span, counted once. */
+static void span(void *ctx, bool begin)
 {
     struct sample_writer *w = ctx;
-    uint64_t now = results_clock_ns();
-    w->in_tick = begin;
-    if (begin)
-        w->tick_started_ns = now;
-    else
-        w->output_ns += now - w->tick_started_ns;
+    if (begin) {
+        if (w->spans++ == 0)
+            w->span_started_ns = results_clock_ns();
+    } else if (w->spans && --w->spans == 0) {
+        w->output_ns += results_clock_ns() - w->span_started_ns;
+    }
 }
 
 static const char *const names[] = { RESULTS_QUEUES, RESULTS_RATES, RESULTS_PFC, RESULTS_COUNTERS };
@@ -122,7 +123,8 @@ gboolean sample_writer_open(struct sample_writer *w, const struct results_dir *r
 void sample_writer_hooks(struct sample_writer *w, struct net_sample_hooks *h)
 {
     *h = (struct net_sample_hooks){ .ctx = w, .queue = queue_row, .rate = rate_row, .counter = counter_row,
-                                    .pfc = pfc_row, .tick = tick, .flows = w->sel ? w->sel->flow : NULL };
+                                    .pfc = pfc_row, .tick = span, .pfc_batch = span,
+                                    .flows = w->sel ? w->sel->flow : NULL };
 }
 
 gboolean sample_writer_close(struct sample_writer *w, GError **err)

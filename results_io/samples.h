@@ -14,8 +14,9 @@ struct sample_writer {
     FILE *queues, *rates, *pfc, *counters;
     bool gzip;                 /* the four are NAME.csv.gz */
     const struct sample_selection *sel; /* which ports and flows are written (NULL: all) */
-    uint64_t tick_started_ns;  /* monotonic clock at the start of the current sampling tick */
-    bool in_tick;              /* inside one: its rows are timed with it */
+    uint64_t span_started_ns;  /* monotonic clock at the start of the outermost timed span */
+    uint32_t spans;            /* timed spans open (a tick, a batch of PFC rows inside it or
+                                * not): rows inside one are timed with it, not on their own */
     uint64_t output_ns;        /* time spent sampling and writing rows so far */
     struct row_text time_text; /* the last row's time (a tick's rows share theirs) */
 };

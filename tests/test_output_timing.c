@@ -48,6 +48,48 @@ static void test_each_moment_counted_once(void)
     test_outdir_free(&d);
 }
 
+/* The model hands PFC rows over in batches (pfc_rows_flush), each inside a pfc_batch span,
+ * inside a tick or not. A batch inside a tick is part of the tick's span: counted once (the
+ * tick's time, not the tick's and the batch's again). A batch outside a tick is timed whole,
+ * once. */
+static void test_batches_counted_once(void)
+{
+    struct test_outdir d = test_outdir_new();
+    struct results_dir rd = { 0 };
+    GError *err = NULL;
+    CU_ASSERT_FATAL(results_begin(&rd, d.out, &err));
+    struct sample_writer w;
+    CU_ASSERT_FATAL(sample_writer_open(&w, &rd, false, NULL, &err));
+    struct net_sample_hooks h;
+    sample_writer_hooks(&w, &h);
+    CU_ASSERT_FATAL(h.pfc_batch != NULL);
+
+    uint64_t t0 = results_clock_ns();
+    for (int tick = 0; tick < 20; tick++) {
+        h.tick(h.ctx, true);
+        h.pfc_batch(h.ctx, true);
+        write_pfc_rows(&h, 20000);
+        h.pfc_batch(h.ctx, false);
+        h.tick(h.ctx, false);
+    }
+    uint64_t inside = results_clock_ns() - t0;
+    CU_ASSERT(w.output_ns > 0);
+    CU_ASSERT(w.output_ns <= inside);
+
+    uint64_t before = w.output_ns;
+    t0 = results_clock_ns();
+    h.pfc_batch(h.ctx, true);
+    write_pfc_rows(&h, 100000);
+    h.pfc_batch(h.ctx, false);
+    uint64_t outside = results_clock_ns() - t0;
+    CU_ASSERT(w.output_ns > before);
+    CU_ASSERT(w.output_ns - before <= outside);
+
+    CU_ASSERT(sample_writer_close(&w, &err));
+    results_abort(&rd);
+    test_outdir_free(&d);
+}
+
 /* setup_s (building before the run) and wall_s (the run) are two spans of one process: each
  * positive, and together no longer than the process took from outside. */
 static void test_setup_and_run_within_the_process(void)
@@ -76,6 +118,7 @@ static void test_setup_and_run_within_the_process(void)
 
 static CU_TestInfo tests[] = {
     { "sampling time: a tick's PFC rows are not counted twice", test_each_moment_counted_once },
+    { "PFC row batches: inside a tick counted once, outside timed whole", test_batches_counted_once },
     { "setup and run: two spans inside the process's time", test_setup_and_run_within_the_process },
     CU_TEST_INFO_NULL,
 };
