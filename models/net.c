@@ -406,7 +406,7 @@ void net_all_done(struct net *n, simtime_t last, simtime_t *stop)
 
 /* ---------- sampling ---------- */
 
-static unsigned qhist_bin(uint64_t bytes)
+unsigned qhist_bin(uint64_t bytes)
 {
     if (bytes == 0)
         return 0;

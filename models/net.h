@@ -750,6 +750,8 @@ void net_attach_sampler(struct net *n, const struct net_sample_hooks *h);
 void net_flush_samples(struct net *n);
 /* upper edge in bytes of a queue-depth histogram bin */
 uint64_t qhist_bin_upper(unsigned bin);
+/* the bin a queue depth of `bytes` is counted in (non-decreasing in bytes) */
+unsigned qhist_bin(uint64_t bytes);
 
 /* time series hooks (sim/results or NULL) */
 void sampler_queue_changed(struct net *n, struct port_rt *p);
