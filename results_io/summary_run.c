@@ -1,6 +1,7 @@
 /* The simulated run's summary.json (see summary_run.h). */
 #include "results_io/summary_run.h"
 #include "results_io/counters.h"
+#include "results_io/json_text.h"
 #include "results_io/summary.h"
 
 uint64_t results_port_p99(const struct port_rt *p)
@@ -58,19 +59,32 @@ static void summary_partition(JsonBuilder *b, const struct net *n)
     json_builder_end_object(b);
 }
 
-gboolean summary_write_run(const struct results_dir *rd, const struct net *n, const struct run_figures *fig,
-                             simtime_t end, GError **err)
+/* A node's name as a JSON string, quoted once for all its ports (names[node], made on first
+ * use) */
+static const char *quoted_name(const struct net *n, char **names, uint32_t node)
+{
+    if (!names[node])
+        names[node] = json_text_quote(n->topo->nodes[node].name);
+    return names[node];
+}
+
+char *summary_run_text(const struct net *n, const struct run_figures *fig, simtime_t end)
 {
     const struct scenario *sc = n->sc;
     JsonBuilder *b = summary_begin();
     summary_scenario(b, sc->expanded);
+    GString *doc = summary_text_open(summary_text(b));
 
-    /* per-port figures for switch ports that carried traffic */
+    /* per-port figures for switch ports that carried traffic, written as text (json_text.h:
+     * 65 K ports at 16384 hosts) */
     uint64_t max_q = 0, p99_q = 0;
     double max_paused_fraction = 0;
     double secs = (double)end / PS_PER_S;
-    json_builder_set_member_name(b, "ports");
-    json_builder_begin_array(b);
+    char **names = g_new0(char *, n->topo->nnodes);
+    struct json_text j;
+    summary_text_member(doc, "ports");
+    json_text_init(&j, doc, 1);
+    json_text_begin_array(&j, NULL);
     for (uint32_t i = 0; i < n->topo->nports; i++) {
         const struct port_rt *p = &n->ports[i];
         if (p->is_host || p->tx_packets == 0)
@@ -83,16 +97,16 @@ gboolean summary_write_run(const struct results_dir *rd, const struct net *n, co
             max_q = p->max_q;
         if (p99 > p99_q)
             p99_q = p99;
-        json_builder_begin_object(b);
-        outcome_json_str(b, "node", n->topo->nodes[p->node].name);
-        outcome_json_int(b, "port", p->local);
-        outcome_json_str(b, "peer", n->topo->nodes[n->ports[p->peer].node].name);
-        outcome_json_int(b, "max_queue_bytes", p->max_q);
-        outcome_json_int(b, "p99_queue_bytes", p99);
-        outcome_json_int(b, "tx_bytes", p->tx_bytes);
-        outcome_json_dbl(b, "utilisation", port_utilisation(p, secs));
-        outcome_json_int(b, "ecn_marked", p->ecn_marked);
-        outcome_json_int(b, "drops", drops);
+        json_text_begin_object(&j, NULL);
+        json_text_quoted(&j, "node", quoted_name(n, names, p->node));
+        json_text_int(&j, "port", p->local);
+        json_text_quoted(&j, "peer", quoted_name(n, names, n->ports[p->peer].node));
+        json_text_int(&j, "max_queue_bytes", (int64_t)p->max_q);
+        json_text_int(&j, "p99_queue_bytes", (int64_t)p99);
+        json_text_int(&j, "tx_bytes", (int64_t)p->tx_bytes);
+        json_text_dbl(&j, "utilisation", port_utilisation(p, secs));
+        json_text_int(&j, "ecn_marked", (int64_t)p->ecn_marked);
+        json_text_int(&j, "drops", (int64_t)drops);
         simtime_t paused = 0;
         uint64_t pauses = 0;
         for (int q = 0; q < NPRIO; q++) {
@@ -103,11 +117,14 @@ gboolean summary_write_run(const struct results_dir *rd, const struct net *n, co
         double pf = end ? (double)paused / (double)end : 0;
         if (pf > max_paused_fraction)
             max_paused_fraction = pf;
-        outcome_json_int(b, "pause_frames_received", pauses);
-        outcome_json_dbl(b, "paused_fraction", pf);
-        json_builder_end_object(b);
+        json_text_int(&j, "pause_frames_received", (int64_t)pauses);
+        json_text_dbl(&j, "paused_fraction", pf);
+        json_text_end_object(&j);
     }
-    json_builder_end_array(b);
+    json_text_end_array(&j);
+    for (uint32_t k = 0; k < n->topo->nnodes; k++)
+        g_free(names[k]);
+    g_free(names);
     /* host ports can be paused too (by their leaf) */
     for (uint32_t i = 0; i < n->topo->nports; i++) {
         const struct port_rt *p = &n->ports[i];
@@ -116,6 +133,9 @@ gboolean summary_write_run(const struct results_dir *rd, const struct net *n, co
                 max_paused_fraction = (double)p->rx_pause_dur[q] / (double)end;
     }
 
+    /* the rest through json-glib, after the ports */
+    b = json_builder_new();
+    json_builder_begin_object(b);
     json_builder_set_member_name(b, "metrics");
     json_builder_begin_object(b);
     outcome_json_transfer_metrics(b, fig);
@@ -147,8 +167,14 @@ gboolean summary_write_run(const struct results_dir *rd, const struct net *n, co
     outcome_json_jobs(b, n->sched, fig);
 
     summary_warnings(b, fig->warnings);
+    summary_text_members(doc, summary_text(b));
+    return summary_text_close(doc);
+}
 
-    json_builder_set_member_name(b, "engine");
+gboolean summary_run_write(const struct results_dir *rd, const char *text, const struct net *n,
+                           const struct run_figures *fig, simtime_t end, GError **err)
+{
+    JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
     outcome_json_int(b, "events", n->eng.events);
     outcome_json_dbl(b, "events_per_s", fig->wall_s > 0 ? (double)n->eng.events / fig->wall_s : 0);
@@ -162,7 +188,6 @@ gboolean summary_write_run(const struct results_dir *rd, const struct net *n, co
     outcome_json_dbl(b, "output_share", fig->output_share);
     outcome_json_dbl(b, "output_stream_s", fig->output_stream_s);
     summary_partition(b, n);
-    json_builder_end_object(b);
-    return summary_write(rd->tmp, b, err);
+    return summary_write_with(rd->tmp, text, "engine", b, err);
 }
 
