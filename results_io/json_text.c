@@ -1,40 +1,73 @@
 /* JSON text as json-glib prints it (see json_text.h). */
 #include "results_io/json_text.h"
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <string.h>
 
 void json_text_init(struct json_text *j, GString *s, int level)
 {
-    *j = (struct json_text){ .s = s, .base = level, .level = level, .empty = false };
+    j->s = s;
+    j->base = j->level = level;
+    j->empty = false;
+    j->n = 0;
 }
 
-static void indent(GString *s, int level)
+static void flush(struct json_text *j)
+{
+    g_string_append_len(j->s, j->buf, (gssize)j->n);
+    j->n = 0;
+}
+
+static void put(struct json_text *j, const char *t, size_t len)
+{
+    if (j->n + len > sizeof j->buf) {
+        flush(j);
+        if (len > sizeof j->buf) {
+            g_string_append_len(j->s, t, (gssize)len);
+            return;
+        }
+    }
+    memcpy(j->buf + j->n, t, len);
+    j->n += len;
+}
+
+/* the value is complete: into s */
+static void done_if_outermost(struct json_text *j)
+{
+    if (j->level == j->base)
+        flush(j);
+}
+
+static void indent(struct json_text *j, int level)
 {
     static const char spaces[] = "                                ";
     for (; level > 16; level -= 16)
-        g_string_append_len(s, spaces, 32);
-    g_string_append_len(s, spaces, 2 * level);
+        put(j, spaces, 32);
+    put(j, spaces, 2 * (size_t)level);
 }
 
 /* A member or element starts on a line of its own, after a comma if one came before it. */
 static void start(struct json_text *j, const char *name)
 {
     if (j->level > j->base) {
-        g_string_append(j->s, j->empty ? "\n" : ",\n");
-        indent(j->s, j->level);
+        if (j->empty)
+            put(j, "\n", 1);
+        else
+            put(j, ",\n", 2);
+        indent(j, j->level);
     }
     j->empty = false;
     if (name) {
-        g_string_append_c(j->s, '"');
-        g_string_append(j->s, name);
-        g_string_append_len(j->s, "\" : ", 4);
+        put(j, "\"", 1);
+        put(j, name, strlen(name));
+        put(j, "\" : ", 4);
     }
 }
 
 static void open_(struct json_text *j, const char *name, char c)
 {
     start(j, name);
-    g_string_append_c(j->s, c);
+    put(j, &c, 1);
     j->level++;
     j->empty = true;
 }
@@ -45,13 +78,17 @@ static void close_(struct json_text *j, char c)
 {
     j->level--;
     if (j->empty) {
-        g_string_append(j->s, c == '}' ? "  }" : "]");
+        if (c == '}')
+            put(j, "  }", 3);
+        else
+            put(j, "]", 1);
     } else {
-        g_string_append_c(j->s, '\n');
-        indent(j->s, j->level);
-        g_string_append_c(j->s, c);
+        put(j, "\n", 1);
+        indent(j, j->level);
+        put(j, &c, 1);
     }
     j->empty = false;
+    done_if_outermost(j);
 }
 
 void json_text_begin_object(struct json_text *j, const char *name) { open_(j, name, '{'); }
@@ -62,7 +99,8 @@ void json_text_end_array(struct json_text *j) { close_(j, ']'); }
 void json_text_quoted(struct json_text *j, const char *name, const char *quoted)
 {
     start(j, name);
-    g_string_append(j->s, quoted);
+    put(j, quoted, strlen(quoted));
+    done_if_outermost(j);
 }
 
 /* json-glib prints "%" G_GINT64_FORMAT; the digits here are the same without printf (a third
@@ -78,7 +116,8 @@ void json_text_int(struct json_text *j, const char *name, int64_t v)
     } while (u);
     if (v < 0)
         *--d = '-';
-    g_string_append_len(j->s, d, e - d);
+    put(j, d, (size_t)(e - d));
+    done_if_outermost(j);
 }
 
 /* json-glib (1.6): g_ascii_dtostr ("%.17g") and ".0" when that has no '.', even after an
@@ -87,11 +126,16 @@ void json_text_int(struct json_text *j, const char *name, int64_t v)
 void json_text_dbl(struct json_text *j, const char *name, double v)
 {
     start(j, name);
-    char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    g_ascii_dtostr(buf, sizeof buf, v);
-    g_string_append(j->s, buf);
-    if (!strchr(buf, '.'))
-        g_string_append(j->s, ".0");
+    if (v == 0 && !signbit(v)) { /* most ports' paused_fraction: no printf */
+        put(j, "0.0", 3);
+    } else {
+        char buf[G_ASCII_DTOSTR_BUF_SIZE];
+        g_ascii_dtostr(buf, sizeof buf, v);
+        put(j, buf, strlen(buf));
+        if (!strchr(buf, '.'))
+            put(j, ".0", 2);
+    }
+    done_if_outermost(j);
 }
 
 char *json_text_quote(const char *s)

@@ -15,11 +15,15 @@ struct json_text {
     int base;                  /* the level of the value written */
     int level;                 /* base + the objects and arrays open */
     bool empty;                /* the innermost of them has no member or element yet */
+    size_t n;                  /* text in buf not yet in s: appended in pieces of 4 KB, not
+                                * a GString call for every name, comma and number */
+    char buf[4096];
 };
 
 /* Starts writing one value into s (appended to what it holds), as json-glib prints a value
  * nested `level` deep: 0 for a document, 1 for a document's member (its first line goes on
- * the current line, after the member's name). */
+ * the current line, after the member's name). The value is all in s once its outermost
+ * object or array is closed (or, for a number or string, once written). */
 void json_text_init(struct json_text *j, GString *s, int level);
 /* Members take a name (plain ASCII: no quote, backslash or control character); elements of an
  * array take NULL. */
