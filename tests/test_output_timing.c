@@ -13,46 +13,9 @@ static void write_pfc_rows(const struct net_sample_hooks *h, int n)
         h->pfc(h->ctx, (uint64_t)i, 0, "leaf0", (uint32_t)(i % 16), 3, i & 1 ? "resume" : "pause", (uint64_t)i);
 }
 
-static void test_each_moment_counted_once(void)
-{
-    struct test_outdir d = test_outdir_new();
-    struct results_dir rd = { 0 };
-    GError *err = NULL;
-    CU_ASSERT_FATAL(results_begin(&rd, d.out, &err));
-    struct sample_writer w;
-    CU_ASSERT_FATAL(sample_writer_open(&w, &rd, false, NULL, &err));
-    struct net_sample_hooks h;
-    sample_writer_hooks(&w, &h);
-
-    /* rows inside ticks: the ticks' spans hold all of the rows' time */
-    uint64_t t0 = results_clock_ns();
-    for (int tick = 0; tick < 20; tick++) {
-        h.tick(h.ctx, true);
-        write_pfc_rows(&h, 20000);
-        h.tick(h.ctx, false);
-    }
-    uint64_t inside = results_clock_ns() - t0;
-    CU_ASSERT(w.output_ns > 0);
-    CU_ASSERT(w.output_ns <= inside);
-
-    /* rows outside a tick (the run's end) are timed on their own, and still once */
-    uint64_t before = w.output_ns;
-    t0 = results_clock_ns();
-    write_pfc_rows(&h, 100000);
-    uint64_t outside = results_clock_ns() - t0;
-    CU_ASSERT(w.output_ns > before);
-    CU_ASSERT(w.output_ns - before <= outside);
-
-    CU_ASSERT(sample_writer_close(&w, &err));
-    results_abort(&rd);
-    test_outdir_free(&d);
-}
-
-/* The model hands PFC rows over in batches (pfc_rows_flush), each inside a pfc_batch span,
- * inside a tick or not. A batch inside a tick is part of the tick's span: counted once (the
- * tick's time, not the tick's and the batch's again). A batch outside a tick is timed whole,
- * once. */
-static void test_batches_counted_once(void)
+/* Rows inside ticks, then rows outside any: with `batches`, each hand-over of rows inside a
+ * pfc_batch span as the model makes them (pfc_rows_flush), without, row by row. */
+static void check_counted_once(bool batches)
 {
     struct test_outdir d = test_outdir_new();
     struct results_dir rd = { 0 };
@@ -64,23 +27,29 @@ static void test_batches_counted_once(void)
     sample_writer_hooks(&w, &h);
     CU_ASSERT_FATAL(h.pfc_batch != NULL);
 
+    /* rows inside ticks: the ticks' spans hold all of the rows' time */
     uint64_t t0 = results_clock_ns();
     for (int tick = 0; tick < 20; tick++) {
         h.tick(h.ctx, true);
-        h.pfc_batch(h.ctx, true);
+        if (batches)
+            h.pfc_batch(h.ctx, true);
         write_pfc_rows(&h, 20000);
-        h.pfc_batch(h.ctx, false);
+        if (batches)
+            h.pfc_batch(h.ctx, false);
         h.tick(h.ctx, false);
     }
     uint64_t inside = results_clock_ns() - t0;
     CU_ASSERT(w.output_ns > 0);
     CU_ASSERT(w.output_ns <= inside);
 
+    /* rows outside a tick (a batch of 64 K, the run's end) are timed on their own, once */
     uint64_t before = w.output_ns;
     t0 = results_clock_ns();
-    h.pfc_batch(h.ctx, true);
+    if (batches)
+        h.pfc_batch(h.ctx, true);
     write_pfc_rows(&h, 100000);
-    h.pfc_batch(h.ctx, false);
+    if (batches)
+        h.pfc_batch(h.ctx, false);
     uint64_t outside = results_clock_ns() - t0;
     CU_ASSERT(w.output_ns > before);
     CU_ASSERT(w.output_ns - before <= outside);
@@ -88,6 +57,20 @@ static void test_batches_counted_once(void)
     CU_ASSERT(sample_writer_close(&w, &err));
     results_abort(&rd);
     test_outdir_free(&d);
+}
+
+static void test_each_moment_counted_once(void)
+{
+    check_counted_once(false);
+}
+
+/* The model hands PFC rows over in batches (pfc_rows_flush), each inside a pfc_batch span,
+ * inside a tick or not. A batch inside a tick is part of the tick's span: counted once (the
+ * tick's time, not the tick's and the batch's again). A batch outside a tick is timed whole,
+ * once. */
+static void test_batches_counted_once(void)
+{
+    check_counted_once(true);
 }
 
 /* setup_s (building before the run) and wall_s (the run) are two spans of one process: each
