@@ -586,13 +586,11 @@ int run_scenario(const struct run_options *o)
         goto fail;
     if (topo->servers && !write_server_files(n, &rd, end, &fig, &err))
         goto fail;
-    char *summary = summary_run_text(n, &fig, end); /* all of summary.json but its engine figures */
+    GString *summary = summary_run_text(n, &fig, end); /* all of summary.json but its engine figures */
     double after_s = (double)(results_clock_ns() - written0) / 1e9;
     fig.output_s = (double)sw.output_ns / 1e9 + after_s;
     fig.output_share = fig.wall_s + after_s > 0 ? fig.output_s / (fig.wall_s + after_s) : 0;
-    gboolean summary_ok = summary_run_write(&rd, summary, n, &fig, end, &err);
-    g_free(summary);
-    if (!summary_ok)
+    if (!summary_run_write(&rd, summary, n, &fig, end, &err))
         goto fail;
     if (interrupt_signal)
         goto interrupted;

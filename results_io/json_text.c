@@ -103,8 +103,8 @@ void json_text_quoted(struct json_text *j, const char *name, const char *quoted)
     done_if_outermost(j);
 }
 
-/* json-glib prints "%" G_GINT64_FORMAT; the digits here are the same without printf (a third
- * of the ports' text time at 16384 hosts was printf) */
+/* json-glib prints "%" G_GINT64_FORMAT; the digits here are the same without printf, which
+ * parses its format for every number */
 void json_text_int(struct json_text *j, const char *name, int64_t v)
 {
     start(j, name);

@@ -105,18 +105,11 @@ void summary_text_members(GString *doc, char *text)
     g_free(text);
 }
 
-char *summary_text_close(GString *doc)
-{
-    g_string_append(doc, "\n}");
-    return g_string_free(doc, FALSE);
-}
-
 /* No string holds a raw newline: the member's text, two spaces deeper after each newline, is
  * what the generator would have put there. */
-gboolean summary_write_with(const char *dir, const char *text, const char *name, JsonBuilder *member,
+gboolean summary_write_with(const char *dir, GString *doc, const char *name, JsonBuilder *member,
                             GError **err)
 {
-    GString *doc = summary_text_open(g_strdup(text));
     summary_text_member(doc, name);
     json_builder_end_object(member);
     char *m = outcome_json_text(member);
@@ -126,8 +119,8 @@ gboolean summary_write_with(const char *dir, const char *text, const char *name,
             g_string_append(doc, "  ");
     }
     g_free(m);
-    char *all = summary_text_close(doc);
-    gboolean ok = write_text(dir, all, -1, err);
-    g_free(all);
+    g_string_append(doc, "\n}");
+    gboolean ok = write_text(dir, doc->str, (gssize)doc->len, err);
+    g_string_free(doc, TRUE);
     return ok;
 }

@@ -15,13 +15,6 @@ void summary_warnings(JsonBuilder *b, const GPtrArray *warnings);
 gboolean summary_write(const char *dir, JsonBuilder *b, GError **err);
 /* Closes the document's object and returns its text (summary_write's); consumes b. */
 char *summary_text(JsonBuilder *b);
-/* Writes DIR/summary.json: `text` (summary_text's) with one more member last, `name`, whose
- * value is the object `member` holds (begun, not ended; consumed), formatted as if it had been
- * built in the document. A writer whose last member tells what the rest cost to write (a run's
- * engine.output_s) formats the rest first. */
-gboolean summary_write_with(const char *dir, const char *text, const char *name, JsonBuilder *member,
-                            GError **err);
-
 /* A document's text put together from parts, as json-glib prints the whole (json-glib prints
  * an object "{\n  member,\n  member\n}", each level two spaces deeper): summary_text's texts
  * and values written with results_io/json_text.h. */
@@ -31,7 +24,11 @@ GString *summary_text_open(char *text);
 void summary_text_member(GString *doc, const char *name);
 /* Adds every member of the document `text` (summary_text's; consumed). */
 void summary_text_members(GString *doc, char *text);
-/* Closes the document: its text. */
-char *summary_text_close(GString *doc);
+/* Writes DIR/summary.json: the open document `doc` (consumed) with one more member last,
+ * `name`, whose value is the object `member` holds (begun, not ended; consumed), and closed.
+ * A writer whose last member tells what the rest cost to write (a run's engine.output_s)
+ * formats the rest first. */
+gboolean summary_write_with(const char *dir, GString *doc, const char *name, JsonBuilder *member,
+                            GError **err);
 
 #endif

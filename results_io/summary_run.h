@@ -9,8 +9,9 @@
  * output time it reports: summary_run_text formats all but the last member (the scenario,
  * every port, the metrics, jobs and warnings: 25 MB at 16384 hosts), summary_run_write adds
  * "engine", with fig's times, and writes the file into rd. */
-char *summary_run_text(const struct net *n, const struct run_figures *fig, simtime_t end);
-gboolean summary_run_write(const struct results_dir *rd, const char *text, const struct net *n,
+GString *summary_run_text(const struct net *n, const struct run_figures *fig, simtime_t end);
+/* (consumes text, whether it writes the file or not) */
+gboolean summary_run_write(const struct results_dir *rd, GString *text, const struct net *n,
                            const struct run_figures *fig, simtime_t end, GError **err);
 /* A switch port's p99 queue depth from its time-weighted histogram (0 without one). */
 uint64_t results_port_p99(const struct port_rt *p);
