@@ -9,7 +9,6 @@
 #include "analysis/metrics.h"
 #include "analysis/plot.h"
 
-#define REPORT_PORTS 12   /* rows of the busiest-ports table */
 
 /* ---- HTML helpers ------------------------------------------------------------------------ */
 
@@ -463,7 +462,7 @@ static void ports_section(GString *h, const results_summary *s)
         g_ptr_array_free(rows, TRUE);
         return;
     }
-    guint total = rows->len;
+    guint total = rows->len + (s->ports_total - json_array_get_length(s->ports)); /* a digest's others */
     g_ptr_array_sort(rows, cmp_port_queue);
     if (rows->len > REPORT_PORTS)
         g_ptr_array_set_size(rows, REPORT_PORTS);
@@ -662,6 +661,13 @@ gboolean report_write(const char *dir, GError **err)
     results_summary *s = results_summary_read_dir(dir, err);
     if (!s)
         return FALSE;
+    gboolean ok = report_write_summary(dir, s, err);
+    results_summary_free(s);
+    return ok;
+}
+
+gboolean report_write_summary(const char *dir, const results_summary *s, GError **err)
+{
     char *name = results_summary_scenario(s, "scenario", "name");
     if (!name || !*name) {
         g_free(name);
@@ -725,11 +731,10 @@ gboolean report_write(const char *dir, GError **err)
     g_free(seed);
     g_free(version);
     g_free(name);
-    results_summary_free(s);
     return ok;
 }
 
-gboolean report_results(const char *dir, char **warning, GError **err)
+gboolean report_results(const char *dir, const results_summary *s, char **warning, GError **err)
 {
     GError *pe = NULL;
     *warning = NULL;
@@ -741,7 +746,7 @@ gboolean report_results(const char *dir, char **warning, GError **err)
         *warning = g_strdup(pe->message);
         g_error_free(pe);
     }
-    return report_write(dir, err);
+    return s ? report_write_summary(dir, s, err) : report_write(dir, err);
 }
 
 /* `rocesim plot DIR`: (re)draws the figures and report.html of a results folder. */

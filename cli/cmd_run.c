@@ -384,13 +384,15 @@ static void clear_stage(bool on)
  * missing gnuplot or a plot that cannot be drawn is a warning; a failed write (disk full)
  * fails the run even with --quiet: false then, the figures it cut short removed, the data
  * files complete. */
-static gboolean draw_report(const struct run_options *o, const struct scenario *sc, const char *out, bool stages)
+static gboolean draw_report(const struct run_options *o, const struct scenario *sc, const char *out,
+                            const results_summary *digest, bool stages)
 {
     char *warn = NULL;
     GError *perr = NULL;
     bool plots = !o->no_plots && sc->plots;
     show_stage(stages && plots, "drawing the plots ...");
-    gboolean drawn = plots ? report_results(out, &warn, &perr) : report_write(out, &perr);
+    gboolean drawn = plots ? report_results(out, digest, &warn, &perr)
+                           : digest ? report_write_summary(out, digest, &perr) : report_write(out, &perr);
     clear_stage(stages && plots);
     if (!drawn) {
         gboolean io = perr->domain == G_FILE_ERROR || (perr->domain == PLOT_ERROR && perr->code == PLOT_ERROR_IO);
@@ -430,6 +432,8 @@ int run_scenario(const struct run_options *o)
     struct results_dir rd = { 0 };
     struct sample_writer sw = { 0 };
     struct sample_selection sel = { 0 };
+    struct summary_run summary = { 0 }; /* summary.json's text, kept for the report's digest */
+    results_summary *digest = NULL;
     GArray *capture_refs = NULL;
     struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
     GPtrArray *captures = g_ptr_array_new();
@@ -586,11 +590,11 @@ int run_scenario(const struct run_options *o)
         goto fail;
     if (topo->servers && !write_server_files(n, &rd, end, &fig, &err))
         goto fail;
-    GString *summary = summary_run_text(n, &fig, end); /* all of summary.json but its engine figures */
+    summary_run_text(&summary, n, &fig, end, REPORT_PORTS); /* all of summary.json but its engine figures */
     double after_s = (double)(results_clock_ns() - written0) / 1e9;
     fig.output_s = (double)sw.output_ns / 1e9 + after_s;
     fig.output_share = fig.wall_s + after_s > 0 ? fig.output_s / (fig.wall_s + after_s) : 0;
-    if (!summary_run_write(&rd, summary, n, &fig, end, &err))
+    if (!summary_run_write(&rd, &summary, n, &fig, end, &err))
         goto fail;
     if (interrupt_signal)
         goto interrupted;
@@ -600,8 +604,18 @@ int run_scenario(const struct run_options *o)
     clear_stage(stages);
     if (!o->quiet)
         print_summary(n, &fig, &sel, out);
-    /* plots and the report come after the folder is in place */
-    if (!draw_report(o, sc, out, stages)) {
+    /* plots and the report come after the folder is in place; the report from the digest of
+     * summary.json (or, should that fail, from the file) */
+    char *summary_path = g_build_filename(out, RESULTS_SUMMARY, NULL);
+    GError *derr = NULL;
+    digest = summary_run_digest(&summary, summary_path, &derr);
+    g_free(summary_path);
+    summary_run_clear(&summary);
+    if (!digest) {
+        fprintf(stderr, "rocesim: warning: %s\n", derr->message);
+        g_error_free(derr);
+    }
+    if (!draw_report(o, sc, out, digest, stages)) {
         rc = 1;
         goto done;
     }
@@ -645,6 +659,8 @@ quiet_fail:
         g_error_free(err);
     interrupt_release(); /* dies of a signal caught during the run, now that nothing is left */
 done:
+    summary_run_clear(&summary);
+    results_summary_free(digest);
     run_figures_clear(&fig);
     sample_selection_clear(&sel);
     if (capture_refs)

@@ -91,6 +91,8 @@ static void close_(struct json_text *j, char c)
     done_if_outermost(j);
 }
 
+size_t json_text_length(const struct json_text *j) { return j->s->len + j->n; }
+
 void json_text_begin_object(struct json_text *j, const char *name) { open_(j, name, '{'); }
 void json_text_end_object(struct json_text *j) { close_(j, '}'); }
 void json_text_begin_array(struct json_text *j, const char *name) { open_(j, name, '['); }

@@ -31,6 +31,9 @@ void json_text_begin_object(struct json_text *j, const char *name);
 void json_text_end_object(struct json_text *j);
 void json_text_begin_array(struct json_text *j, const char *name);
 void json_text_end_array(struct json_text *j);
+/* The length s will have once what is written so far is in it: where the next value's text
+ * (its separator first) begins. */
+size_t json_text_length(const struct json_text *j);
 /* `quoted`: a string as json_text_quote returns it */
 void json_text_quoted(struct json_text *j, const char *name, const char *quoted);
 void json_text_int(struct json_text *j, const char *name, int64_t v);

@@ -341,34 +341,10 @@ static gboolean member(results_summary *s, const char *key, JsonNodeType want, J
     return TRUE;
 }
 
-results_summary *results_summary_read(const char *path, GError **err)
+/* The shape of a parsed document (s->parser loaded): its members, checked. */
+static results_summary *summary_shape(results_summary *s, GError **err)
 {
-    /* Checked first so a missing file reads "PATH: No such file or directory", in ASCII
-     * (json-glib's message quotes the name with typographic quotes). */
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        int en = errno;
-        g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(en), "%s: %s", path,
-                    g_strerror(en));
-        return NULL;
-    }
-    fclose(f);
-    results_summary *s = g_new0(results_summary, 1);
-    s->path = g_strdup(path);
-    s->parser = json_parser_new();
-    GError *e = NULL;
-    if (!json_parser_load_from_file(s->parser, path, &e)) {
-        /* json-glib names the file only for some errors; always lead with the path. */
-        if (e->domain == G_FILE_ERROR)
-            g_set_error(err, G_FILE_ERROR, e->code, "%s", e->message);
-        else if (g_str_has_prefix(e->message, path))
-            g_set_error(err, RESULTS_ERROR, RESULTS_ERROR_PARSE, "%s", e->message);
-        else
-            g_set_error(err, RESULTS_ERROR, RESULTS_ERROR_PARSE, "%s: %s", path, e->message);
-        g_error_free(e);
-        results_summary_free(s);
-        return NULL;
-    }
+    const char *path = s->path;
     JsonNode *root = json_parser_get_root(s->parser);
     if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
         g_set_error(err, RESULTS_ERROR, RESULTS_ERROR_FORMAT,
@@ -391,6 +367,7 @@ results_summary *results_summary_read(const char *path, GError **err)
     if (!member(s, "ports", JSON_NODE_ARRAY, &n, err))
         goto fail;
     s->ports = n ? json_node_get_array(n) : NULL;
+    s->ports_total = s->ports ? json_array_get_length(s->ports) : 0;
     if (!member(s, "jobs", JSON_NODE_ARRAY, &n, err))
         goto fail;
     s->jobs = n ? json_node_get_array(n) : NULL;
@@ -401,6 +378,56 @@ results_summary *results_summary_read(const char *path, GError **err)
 fail:
     results_summary_free(s);
     return NULL;
+}
+
+/* json-glib's error, led by the path (it names the file only for some errors) */
+static void parse_error(const char *path, GError *e, GError **err)
+{
+    if (e->domain == G_FILE_ERROR)
+        g_set_error(err, G_FILE_ERROR, e->code, "%s", e->message);
+    else if (g_str_has_prefix(e->message, path))
+        g_set_error(err, RESULTS_ERROR, RESULTS_ERROR_PARSE, "%s", e->message);
+    else
+        g_set_error(err, RESULTS_ERROR, RESULTS_ERROR_PARSE, "%s: %s", path, e->message);
+    g_error_free(e);
+}
+
+results_summary *results_summary_read(const char *path, GError **err)
+{
+    /* Checked first so a missing file reads "PATH: No such file or directory", in ASCII
+     * (json-glib's message quotes the name with typographic quotes). */
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        int en = errno;
+        g_set_error(err, G_FILE_ERROR, g_file_error_from_errno(en), "%s: %s", path,
+                    g_strerror(en));
+        return NULL;
+    }
+    fclose(f);
+    results_summary *s = g_new0(results_summary, 1);
+    s->path = g_strdup(path);
+    s->parser = json_parser_new();
+    GError *e = NULL;
+    if (!json_parser_load_from_file(s->parser, path, &e)) {
+        parse_error(path, e, err);
+        results_summary_free(s);
+        return NULL;
+    }
+    return summary_shape(s, err);
+}
+
+results_summary *results_summary_parse(const char *path, const char *text, gsize len, GError **err)
+{
+    results_summary *s = g_new0(results_summary, 1);
+    s->path = g_strdup(path);
+    s->parser = json_parser_new();
+    GError *e = NULL;
+    if (!json_parser_load_from_data(s->parser, text, (gssize)len, &e)) {
+        parse_error(path, e, err);
+        results_summary_free(s);
+        return NULL;
+    }
+    return summary_shape(s, err);
 }
 
 results_summary *results_summary_read_dir(const char *dir, GError **err)

@@ -63,6 +63,8 @@ typedef struct results_summary {
     JsonObject *metrics;
     JsonObject *engine;
     JsonArray *ports;
+    guint ports_total;    /* the ports the file lists: more than `ports` holds when the
+                           * summary is a digest (summary_run_digest) */
     JsonArray *jobs;
     JsonArray *warnings;
 } results_summary;
@@ -70,6 +72,8 @@ typedef struct results_summary {
 /* Parses summary.json and checks the top-level shape (object; metrics/scenario/engine objects,
  * ports/jobs/warnings arrays when present). Errors name the file. */
 results_summary *results_summary_read(const char *path, GError **err);
+/* The same from a document's text; `path` is the file the errors name. */
+results_summary *results_summary_parse(const char *path, const char *text, gsize len, GError **err);
 /* DIR/summary.json */
 results_summary *results_summary_read_dir(const char *dir, GError **err);
 void results_summary_free(results_summary *s);

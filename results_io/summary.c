@@ -120,7 +120,5 @@ gboolean summary_write_with(const char *dir, GString *doc, const char *name, Jso
     }
     g_free(m);
     g_string_append(doc, "\n}");
-    gboolean ok = write_text(dir, doc->str, (gssize)doc->len, err);
-    g_string_free(doc, TRUE);
-    return ok;
+    return write_text(dir, doc->str, (gssize)doc->len, err);
 }

@@ -24,8 +24,9 @@ GString *summary_text_open(char *text);
 void summary_text_member(GString *doc, const char *name);
 /* Adds every member of the document `text` (summary_text's; consumed). */
 void summary_text_members(GString *doc, char *text);
-/* Writes DIR/summary.json: the open document `doc` (consumed) with one more member last,
- * `name`, whose value is the object `member` holds (begun, not ended; consumed), and closed.
+/* Writes DIR/summary.json: the open document `doc` with one more member last, `name`, whose
+ * value is the object `member` holds (begun, not ended; consumed), and closed (doc holds the
+ * whole document then, written or not: the caller frees it).
  * A writer whose last member tells what the rest cost to write (a run's engine.output_s)
  * formats the rest first. */
 gboolean summary_write_with(const char *dir, GString *doc, const char *name, JsonBuilder *member,

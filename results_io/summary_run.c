@@ -4,6 +4,8 @@
 #include "results_io/json_text.h"
 #include "results_io/summary.h"
 
+#include <string.h>
+
 /* The histogram is read once, into its running sums: a port's 2 KB were read twice (perf put
  * 4 ms of the 4096-host bench's 18 ms summary in this function). */
 uint64_t results_port_p99(const struct port_rt *p)
@@ -68,12 +70,37 @@ static const char *quoted_name(const struct net *n, char **names, uint32_t node)
     return names[node];
 }
 
-GString *summary_run_text(const struct net *n, const struct run_figures *fig, simtime_t end)
+/* a port's place in the text and what ranks it among the busiest */
+struct busy {
+    uint64_t max_q;
+    double utilisation;
+    size_t from, to;
+};
+
+/* b into the list of the k busiest, most first, behind its equals (a stable sort's order) */
+static void busiest_offer(GArray *a, guint k, const struct busy *b)
+{
+    guint i = a->len;
+    for (; i > 0; i--) {
+        const struct busy *o = &g_array_index(a, struct busy, i - 1);
+        if (b->max_q < o->max_q || (b->max_q == o->max_q && !(b->utilisation > o->utilisation)))
+            break;
+    }
+    if (i >= k)
+        return;
+    g_array_insert_vals(a, i, b, 1);
+    if (a->len > k)
+        g_array_set_size(a, k);
+}
+
+void summary_run_text(struct summary_run *sr, const struct net *n, const struct run_figures *fig, simtime_t end,
+                      guint busiest)
 {
     const struct scenario *sc = n->sc;
     JsonBuilder *b = summary_begin();
     summary_scenario(b, sc->expanded);
     GString *doc = summary_text_open(summary_text(b));
+    *sr = (struct summary_run){ .text = doc, .busiest = g_array_new(FALSE, FALSE, sizeof(struct busy)) };
 
     /* per-port figures for switch ports that carried traffic, written as text (json_text.h:
      * 65 K ports at 16384 hosts) */
@@ -84,11 +111,13 @@ GString *summary_run_text(const struct net *n, const struct run_figures *fig, si
     struct json_text j;
     summary_text_member(doc, "ports");
     json_text_init(&j, doc, 1);
+    sr->ports_from = json_text_length(&j);
     json_text_begin_array(&j, NULL);
     for (uint32_t i = 0; i < n->topo->nports; i++) {
         const struct port_rt *p = &n->ports[i];
         if (p->is_host || p->tx_packets == 0)
             continue;
+        struct busy rank = { p->max_q, port_utilisation(p, secs), json_text_length(&j), 0 };
         uint64_t p99 = results_port_p99(p);
         uint64_t drops = 0;
         for (int q = 0; q < NPRIO; q++)
@@ -104,7 +133,7 @@ GString *summary_run_text(const struct net *n, const struct run_figures *fig, si
         json_text_int(&j, "max_queue_bytes", (int64_t)p->max_q);
         json_text_int(&j, "p99_queue_bytes", (int64_t)p99);
         json_text_int(&j, "tx_bytes", (int64_t)p->tx_bytes);
-        json_text_dbl(&j, "utilisation", port_utilisation(p, secs));
+        json_text_dbl(&j, "utilisation", rank.utilisation);
         json_text_int(&j, "ecn_marked", (int64_t)p->ecn_marked);
         json_text_int(&j, "drops", (int64_t)drops);
         simtime_t paused = 0;
@@ -120,8 +149,12 @@ GString *summary_run_text(const struct net *n, const struct run_figures *fig, si
         json_text_int(&j, "pause_frames_received", (int64_t)pauses);
         json_text_dbl(&j, "paused_fraction", pf);
         json_text_end_object(&j);
+        rank.to = json_text_length(&j);
+        busiest_offer(sr->busiest, busiest, &rank);
+        sr->ports++;
     }
     json_text_end_array(&j);
+    sr->ports_to = json_text_length(&j);
     for (uint32_t k = 0; k < n->topo->nnodes; k++)
         g_free(names[k]);
     g_free(names);
@@ -168,10 +201,9 @@ GString *summary_run_text(const struct net *n, const struct run_figures *fig, si
 
     summary_warnings(b, fig->warnings);
     summary_text_members(doc, summary_text(b));
-    return doc;
 }
 
-gboolean summary_run_write(const struct results_dir *rd, GString *text, const struct net *n,
+gboolean summary_run_write(const struct results_dir *rd, struct summary_run *sr, const struct net *n,
                            const struct run_figures *fig, simtime_t end, GError **err)
 {
     JsonBuilder *b = json_builder_new();
@@ -188,6 +220,46 @@ gboolean summary_run_write(const struct results_dir *rd, GString *text, const st
     outcome_json_dbl(b, "output_share", fig->output_share);
     outcome_json_dbl(b, "output_stream_s", fig->output_stream_s);
     summary_partition(b, n);
-    return summary_write_with(rd->tmp, text, "engine", b, err);
+    return summary_write_with(rd->tmp, sr->text, "engine", b, err);
+}
+
+/* text from the first c at or after `from` (a value's text begins with its separator) */
+static const char *from_char(const GString *text, size_t from, char c)
+{
+    const char *t = memchr(text->str + from, c, text->len - from);
+    if (!t)
+        g_error("summary_run_digest: no '%c' where a port's text begins", c);
+    return t;
+}
+
+results_summary *summary_run_digest(const struct summary_run *sr, const char *path, GError **err)
+{
+    const GString *t = sr->text;
+    GString *d = g_string_sized_new(sr->ports_from + (t->len - sr->ports_to) + 256 * sr->busiest->len);
+    const char *open = from_char(t, sr->ports_from, '[');
+    g_string_append_len(d, t->str, open - t->str + 1);
+    for (guint i = 0; i < sr->busiest->len; i++) {
+        const struct busy *b = &g_array_index(sr->busiest, struct busy, i);
+        const char *obj = from_char(t, b->from, '{');
+        if (i)
+            g_string_append_c(d, ',');
+        g_string_append_len(d, obj, t->str + b->to - obj);
+    }
+    g_string_append_c(d, ']');
+    g_string_append_len(d, t->str + sr->ports_to, (gssize)(t->len - sr->ports_to));
+    results_summary *s = results_summary_parse(path, d->str, d->len, err);
+    g_string_free(d, TRUE);
+    if (s)
+        s->ports_total = sr->ports;
+    return s;
+}
+
+void summary_run_clear(struct summary_run *sr)
+{
+    if (sr->text)
+        g_string_free(sr->text, TRUE);
+    if (sr->busiest)
+        g_array_free(sr->busiest, TRUE);
+    *sr = (struct summary_run){ 0 };
 }
 

@@ -272,7 +272,7 @@ static void test_without_gnuplot(void)
     g_free(html);
     /* report_results hands the message back as a warning. */
     char *warning = NULL;
-    CU_ASSERT_TRUE(report_results(dir, &warning, &e));
+    CU_ASSERT_TRUE(report_results(dir, NULL, &warning, &e));
     CU_ASSERT_PTR_NOT_NULL(warning && strstr(warning, "gnuplot not found"));
     g_free(warning);
     g_setenv("PATH", saved, TRUE);
@@ -292,7 +292,7 @@ static void test_report(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(dir);
     char *warning = NULL;
     GError *e = NULL;
-    CU_ASSERT_TRUE_FATAL(report_results(dir, &warning, &e));
+    CU_ASSERT_TRUE_FATAL(report_results(dir, NULL, &warning, &e));
     CU_ASSERT_PTR_NULL(warning);
     char *html = read_text(dir, "report.html");
     CU_ASSERT_PTR_NOT_NULL_FATAL(html);
