@@ -140,8 +140,22 @@ void json_text_dbl(struct json_text *j, const char *name, double v)
     done_if_outermost(j);
 }
 
+/* Printable ASCII but the quote and the backslash is printed as it is (a node's name: host3,
+ * leaf0); the rest goes through json-glib, whose generator for each string cost 1.2 us, 21 ms
+ * of the 16384-host summary's 17 K names (2026-12-07). */
 char *json_text_quote(const char *s)
 {
+    size_t len = 0;
+    while (s[len] >= 0x20 && s[len] < 0x7f && s[len] != '"' && s[len] != '\\')
+        len++;
+    if (!s[len]) {
+        char *q = g_malloc(len + 3);
+        q[0] = '"';
+        memcpy(q + 1, s, len);
+        q[len + 1] = '"';
+        q[len + 2] = 0;
+        return q;
+    }
     JsonNode *n = json_node_init_string(json_node_alloc(), s);
     char *q = json_to_string(n, FALSE);
     json_node_unref(n);

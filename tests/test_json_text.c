@@ -15,7 +15,8 @@ static char *glib_text(JsonBuilder *b)
 }
 
 static const char *const strings[] = { "leaf0", "", "a\"b", "back\\slash", "tab\there", "nl\nx", "\x01\x1f\x7f",
-                                       "slash/", "micro \xc2\xb5s", "spine127" };
+                                       "slash/", "micro \xc2\xb5s", "spine127",
+                                       " !#$%&'()*+,-./0123456789:;<=>?@AZ[]^_`az{|}~", "del\x7f" };
 static const double doubles[] = { 0.0, 1.0, -2.5, 0.1, 1.0 / 3.0, 1e-300, 1e300, 123456789.0, 0.33742293815869828,
                                   -0.0, 5e-324, 1.7976931348623157e308 };
 static const int64_t ints[] = { 0, 1, -1, 4224, INT64_MAX, INT64_MIN, 1019302 };
