@@ -48,10 +48,17 @@ static void net_outcome_seen(const void *src, uint32_t id, struct xfer_outcome *
     o->end = st == XF_DONE ? x->end : 0;
 }
 
+/* transfers.csv's ideal times: its rows are written by one thread at a time (the stream's
+ * during the run, then this one once the stream has stopped) */
+struct run_ideal {
+    const struct net *n;
+    struct ideal_memo *memo;
+};
+
 static simtime_t net_ideal_ps(const void *ctx, uint32_t src, uint32_t dst, uint64_t bytes)
 {
-    const struct net *n = ctx;
-    return ideal_transfer_ps(n->sc, n->topo, src, dst, bytes);
+    const struct run_ideal *r = ctx;
+    return ideal_transfer_memo_ps(r->memo, r->n->sc, r->n->topo, src, dst, bytes);
 }
 
 static uint64_t peak_rss_bytes(void)
@@ -433,6 +440,8 @@ int run_scenario(const struct run_options *o)
     struct sample_writer sw = { 0 };
     struct sample_selection sel = { 0 };
     struct summary_run summary = { 0 }; /* summary.json's text, kept for the report's digest */
+    struct ideal_memo memo = { 0 };
+    struct run_ideal ideal = { 0 };
     results_summary *digest = NULL;
     GArray *capture_refs = NULL;
     struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
@@ -517,7 +526,8 @@ int run_scenario(const struct run_options *o)
     if (writer) {
         if (!(xf = results_open(&rd, RESULTS_TRANSFERS, &err)))
             goto fail;
-        xrows = outcome_rows_begin(xf, n->sched, net_ideal_ps, n, &fig);
+        ideal = (struct run_ideal){ n, &memo };
+        xrows = outcome_rows_begin(xf, n->sched, net_ideal_ps, &ideal, &fig);
         /* an MPI run's transfers are on their ranks until the gather after the run */
         if (!mpi)
             xstream = outcome_stream_start(xrows, net_outcome_seen, n);

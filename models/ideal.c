@@ -53,3 +53,24 @@ simtime_t ideal_transfer_ps(const struct scenario *sc, const struct topology *t,
     uint32_t nl = path_links(t, src, dst, rate, delay);
     return ideal_path_ps(sc->mtu, rate, delay, nl, bytes);
 }
+
+/* The path from src is its link, then the first choices from switch a toward switch b (which
+ * depend only on a and b without per-host routes, topology_routes), then b's link to dst:
+ * the same key, the same links. */
+simtime_t ideal_transfer_memo_ps(struct ideal_memo *m, const struct scenario *sc, const struct topology *t,
+                                 uint32_t src, uint32_t dst, uint64_t bytes)
+{
+    if (t->host_off)
+        return ideal_transfer_ps(sc, t, src, dst, bytes);
+    const struct topo_port *first = &t->ports[t->nodes[src].first_port];
+    uint32_t a = t->ports[first->peer].node, b = t->attach[dst];
+    const struct topo_port *last = &t->ports[t->nodes[b].first_port + t->attach_port[dst]];
+    struct ideal_memo k = { t, sc->mtu, a, b, bytes, first->rate_bps, last->rate_bps, first->delay_ps, last->delay_ps, 0 };
+    if (m->t != k.t || m->mtu != k.mtu || m->a != k.a || m->b != k.b || m->bytes != k.bytes ||
+        m->src_rate != k.src_rate || m->dst_rate != k.dst_rate || m->src_delay != k.src_delay ||
+        m->dst_delay != k.dst_delay) {
+        k.ps = ideal_transfer_ps(sc, t, src, dst, bytes);
+        *m = k;
+    }
+    return m->ps;
+}
