@@ -99,8 +99,8 @@ struct hop_lists {
 static uint32_t hop_list_keep(struct hop_lists *h, const uint16_t *l, uint16_t cnt, uint32_t last_off,
                               uint16_t last_cnt)
 {
-    const uint16_t *v = &g_array_index(h->rp, uint16_t, 0);
-    if (cnt == last_cnt && !memcmp(l, v + last_off, cnt * sizeof *l))
+    /* (no last list yet: last_cnt 0, and rp may have no data to point into) */
+    if (cnt == last_cnt && !memcmp(l, &g_array_index(h->rp, uint16_t, last_off), cnt * sizeof *l))
         return last_off;
     uint32_t off = h->rp->len;
     if (cnt == 1) {
