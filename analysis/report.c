@@ -437,11 +437,9 @@ static gint cmp_port_queue(gconstpointer a, gconstpointer b)
     double qx = 0, qy = 0, ux = 0, uy = 0;
     results_json_number(x, "max_queue_bytes", &qx);
     results_json_number(y, "max_queue_bytes", &qy);
-    if (qx != qy)
-        return qx > qy ? -1 : 1;
     results_json_number(x, "utilisation", &ux);
     results_json_number(y, "utilisation", &uy);
-    return (ux < uy) - (ux > uy);
+    return results_port_busier(qx, ux, qy, uy);
 }
 
 static GPtrArray *objects_of(JsonArray *a)
@@ -462,7 +460,7 @@ static void ports_section(GString *h, const results_summary *s)
         g_ptr_array_free(rows, TRUE);
         return;
     }
-    guint total = rows->len + (s->ports_total - json_array_get_length(s->ports)); /* a digest's others */
+    guint total = s->ports_total; /* a digest holds the busiest only */
     g_ptr_array_sort(rows, cmp_port_queue);
     if (rows->len > REPORT_PORTS)
         g_ptr_array_set_size(rows, REPORT_PORTS);

@@ -387,20 +387,24 @@ static void clear_stage(bool on)
         fprintf(stderr, "\r%72s\r", "");
 }
 
-/* Plots and report.html for the installed folder at out (saying so on a terminal: stages). A
- * missing gnuplot or a plot that cannot be drawn is a warning; a failed write (disk full)
- * fails the run even with --quiet: false then, the figures it cut short removed, the data
- * files complete. */
+/* Plots and report.html for the installed folder at out (saying so on a terminal: stages),
+ * report.html from the digest of the summary the run wrote there. A missing gnuplot or a plot
+ * that cannot be drawn is a warning; a failed write (disk full) fails the run even with
+ * --quiet: false then, the figures it cut short removed, the data files complete. */
 static gboolean draw_report(const struct run_options *o, const struct scenario *sc, const char *out,
-                            const results_summary *digest, bool stages)
+                            const struct summary_run *summary, bool stages)
 {
     char *warn = NULL;
     GError *perr = NULL;
     bool plots = !o->no_plots && sc->plots;
+    char *path = g_build_filename(out, RESULTS_SUMMARY, NULL);
+    results_summary *digest = summary_run_digest(summary, path, &perr);
+    g_free(path);
     show_stage(stages && plots, "drawing the plots ...");
-    gboolean drawn = plots ? report_results(out, digest, &warn, &perr)
-                           : digest ? report_write_summary(out, digest, &perr) : report_write(out, &perr);
+    gboolean drawn = digest && (plots ? report_results(out, digest, &warn, &perr)
+                                      : report_write_summary(out, digest, &perr));
     clear_stage(stages && plots);
+    results_summary_free(digest);
     if (!drawn) {
         gboolean io = perr->domain == G_FILE_ERROR || (perr->domain == PLOT_ERROR && perr->code == PLOT_ERROR_IO);
         fprintf(stderr, "rocesim: %sreport not written: %s\n", io ? "" : "warning: ", perr->message);
@@ -442,7 +446,6 @@ int run_scenario(const struct run_options *o)
     struct summary_run summary = { 0 }; /* summary.json's text, kept for the report's digest */
     struct ideal_memo memo = { 0 };
     struct run_ideal ideal = { 0 };
-    results_summary *digest = NULL;
     GArray *capture_refs = NULL;
     struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
     GPtrArray *captures = g_ptr_array_new();
@@ -614,18 +617,8 @@ int run_scenario(const struct run_options *o)
     clear_stage(stages);
     if (!o->quiet)
         print_summary(n, &fig, &sel, out);
-    /* plots and the report come after the folder is in place; the report from the digest of
-     * summary.json (or, should that fail, from the file) */
-    char *summary_path = g_build_filename(out, RESULTS_SUMMARY, NULL);
-    GError *derr = NULL;
-    digest = summary_run_digest(&summary, summary_path, &derr);
-    g_free(summary_path);
-    summary_run_clear(&summary);
-    if (!digest) {
-        fprintf(stderr, "rocesim: warning: %s\n", derr->message);
-        g_error_free(derr);
-    }
-    if (!draw_report(o, sc, out, digest, stages)) {
+    /* plots and the report come after the folder is in place */
+    if (!draw_report(o, sc, out, &summary, stages)) {
         rc = 1;
         goto done;
     }
@@ -670,7 +663,6 @@ quiet_fail:
     interrupt_release(); /* dies of a signal caught during the run, now that nothing is left */
 done:
     summary_run_clear(&summary);
-    results_summary_free(digest);
     run_figures_clear(&fig);
     sample_selection_clear(&sel);
     if (capture_refs)

@@ -2,6 +2,8 @@
 #include "models/ideal.h"
 #include "models/packet.h"
 
+#include <string.h>
+
 #define IDEAL_MAX_LINKS 16
 
 /* Walks the first ECMP choice from src to dst, returning the link count and filling the
@@ -65,12 +67,13 @@ simtime_t ideal_transfer_memo_ps(struct ideal_memo *m, const struct scenario *sc
     const struct topo_port *first = &t->ports[t->nodes[src].first_port];
     uint32_t a = t->ports[first->peer].node, b = t->attach[dst];
     const struct topo_port *last = &t->ports[t->nodes[b].first_port + t->attach_port[dst]];
-    struct ideal_memo k = { t, sc->mtu, a, b, bytes, first->rate_bps, last->rate_bps, first->delay_ps, last->delay_ps, 0 };
-    if (m->t != k.t || m->mtu != k.mtu || m->a != k.a || m->b != k.b || m->bytes != k.bytes ||
-        m->src_rate != k.src_rate || m->dst_rate != k.dst_rate || m->src_delay != k.src_delay ||
-        m->dst_delay != k.dst_delay) {
-        k.ps = ideal_transfer_ps(sc, t, src, dst, bytes);
-        *m = k;
+    const struct ideal_key k = { .t = t, .bytes = bytes, .src_rate = first->rate_bps, .dst_rate = last->rate_bps,
+                                 .src_delay = first->delay_ps, .dst_delay = last->delay_ps, .mtu = sc->mtu,
+                                 .a = a, .b = b, .zero = 0 };
+    _Static_assert(sizeof k == 8 + 5 * 8 + 4 * 4, "struct ideal_key has no padding");
+    if (memcmp(&m->key, &k, sizeof k)) {
+        m->key = k;
+        m->ps = ideal_transfer_ps(sc, t, src, dst, bytes);
     }
     return m->ps;
 }

@@ -20,12 +20,16 @@ simtime_t ideal_transfer_ps(const struct scenario *sc, const struct topology *t,
  * collective's rows mostly do (an AllToAll's each host's to the 32 hosts of a leaf in turn):
  * walking each of bench/scale-alltoall.ini's 16.8 M paths was 45 % of writing
  * transfers.csv (2026-12-07). For one thread at a time; zero it before the first use. */
-struct ideal_memo {
+struct ideal_key {
     const struct topology *t;
-    uint32_t mtu, a, b;           /* the switches the two hosts hang off */
     uint64_t bytes;
     uint64_t src_rate, dst_rate;  /* the first link's and the last's */
     simtime_t src_delay, dst_delay;
+    uint32_t mtu, a, b;           /* a, b: the switches the two hosts hang off */
+    uint32_t zero;                /* no padding: keys compare whole (memcmp) */
+};
+struct ideal_memo {
+    struct ideal_key key;
     simtime_t ps;
 };
 /* ideal_transfer_ps, through m */

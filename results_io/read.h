@@ -78,6 +78,16 @@ results_summary *results_summary_parse(const char *path, const char *text, gsize
 results_summary *results_summary_read_dir(const char *dir, GError **err);
 void results_summary_free(results_summary *s);
 
+/* The order of summary.json's ports by how busy they were: the deeper max_queue_bytes first,
+ * then the higher utilisation; 0 for equals (whose order the file's decides). report.html's
+ * table of busiest ports, and the digest a run hands it (summary_run_digest), both use it. */
+static inline int results_port_busier(double max_q_a, double util_a, double max_q_b, double util_b)
+{
+    if (max_q_a != max_q_b)
+        return max_q_a > max_q_b ? -1 : 1;
+    return (util_a < util_b) - (util_a > util_b);
+}
+
 /* A JSON number (integer or double) member of obj; FALSE when absent or not a number. */
 gboolean results_json_number(JsonObject *obj, const char *key, double *out);
 /* A string member, or a number printed as a string; NULL when absent. g_free() the result. */

@@ -85,7 +85,7 @@ static void busiest_offer(GArray *a, guint k, const struct busy *b)
     guint i = a->len;
     for (; i > 0; i--) {
         const struct busy *o = &g_array_index(a, struct busy, i - 1);
-        if (b->max_q < o->max_q || (b->max_q == o->max_q && !(b->utilisation > o->utilisation)))
+        if (results_port_busier((double)b->max_q, b->utilisation, (double)o->max_q, o->utilisation) >= 0)
             break;
     }
     if (i >= k)

@@ -26,9 +26,9 @@ gboolean summary_run_write(const struct results_dir *rd, struct summary_run *sr,
                            const struct run_figures *fig, simtime_t end, GError **err);
 /* The written document with only the busiest ports in its array (results_summary.ports_total
  * counts them all), parsed: a 16384-host run's report.html took 1.17 s to parse and sort all
- * 65 K ports (2026-12-07). The busiest are the first after a stable sort by max_queue_bytes,
- * then utilisation, both descending: the order of analysis/report.c's table of busiest ports.
- * `path` is the file the errors name. */
+ * 65 K ports (2026-12-07). The busiest are the first after a stable sort by
+ * results_port_busier, as report.html's table sorts them. `path` is the file the errors
+ * name. */
 results_summary *summary_run_digest(const struct summary_run *sr, const char *path, GError **err);
 void summary_run_clear(struct summary_run *sr);
 /* A switch port's p99 queue depth from its time-weighted histogram (0 without one). */
