@@ -1,7 +1,7 @@
 /* Collective builders, see collective.h for the schedules and the rules they follow. */
 #include "models/collective.h"
 #include "models/memory.h"
-#include "sim/blocks.h"
+#include "sim/keymap.h"
 #include <string.h>
 
 G_DEFINE_QUARK(rocesim-collective-error-quark, collective_error)
@@ -158,12 +158,19 @@ static inline uint64_t div_up(uint64_t a, uint64_t b) { return a / b + (a % b !=
 /* Part i of x cut into n parts that differ by at most one (the larger ones first). */
 static inline uint64_t part(uint64_t x, uint64_t n, uint64_t i) { return x / n + (i < x % n); }
 
-/* The last NCCL_STEPS transfer ids posted on one QP, for the in-flight bound. */
-struct qpwin {
-    gint64 key;
-    uint32_t ids[NCCL_STEPS];
-    uint64_t n;
+/* Where a transfer stands on its QP, for the in-flight bound: how many came before it on the
+ * same QP in this iteration and, if any, the one just before. */
+struct qp_link {
+    uint32_t prev;
+    uint32_t before;
 };
+
+/* A key of a sending rank's map: the QP's destination rank and channel (keymap keys are 16
+ * bytes, zero-padded). */
+struct qp_row_key {
+    uint32_t to, ch, zero[2];
+};
+G_STATIC_ASSERT(sizeof(struct qp_row_key) == KEYMAP_KEY_BYTES);
 
 struct builder {
     struct schedule *s;
@@ -172,8 +179,16 @@ struct builder {
     uint64_t size;       /* S after rounding */
     uint32_t job, coll;
     uint32_t begin;      /* begin marker of the iteration being built */
-    GHashTable *win;     /* QP key -> struct qpwin, emptied at every iteration */
-    struct block_store wins; /* the qpwin records (sim/blocks.h) */
+    /* per sending rank (made at its first transfer): (to, channel) -> the last transfer on that
+     * QP. A value at or before `begin` is an earlier iteration's, so nothing is emptied between
+     * iterations. One map per rank, not one for all: a 4096-rank AllToAll has 16.8 M QPs, and
+     * one table of them (a GHashTable and a record per QP, until 2026-12-07) took a cache miss
+     * or more per transfer and 4.4 of the 6 s its schedule took; a rank's own map stays in the
+     * cache while the rank's messages are built one after the other. */
+    struct keymap *last_on_qp;
+    uint32_t row_keys;   /* the QPs a rank is expected to send on, for its map's first size */
+    GArray *links;       /* struct qp_link per transfer, from the build's first (link_base) */
+    uint32_t link_base;
 };
 
 #define MAX_EMIT_DEPS 4
@@ -189,15 +204,21 @@ static uint32_t emit(struct builder *b, uint32_t from, uint32_t to, uint32_t ch,
     for (uint32_t i = 0; i < ndeps; i++)
         d[nd++] = deps[i];
 
-    gint64 key = ((gint64)from * b->n + to) * COLLECTIVE_MAX_CHANNELS + ch;
-    struct qpwin *w = g_hash_table_lookup(b->win, &key);
-    if (!w) {
-        w = block_store_take(&b->wins);
-        w->key = key;
-        g_hash_table_insert(b->win, &w->key, w);
+    struct keymap *row = &b->last_on_qp[from];
+    if (!row->slots)
+        keymap_init(row, b->row_keys);
+    bool added;
+    uint32_t *last = keymap_get_or_add(row, &(struct qp_row_key){ to, ch, { 0, 0 } }, &added);
+    struct qp_link link = { .prev = UINT32_MAX };
+    if (!added && *last > b->begin) {
+        link.prev = *last;
+        link.before = g_array_index(b->links, struct qp_link, *last - b->link_base).before + 1;
     }
-    if (w->n >= NCCL_STEPS) {
-        uint32_t old = w->ids[w->n % NCCL_STEPS];
+    if (link.before >= NCCL_STEPS) {
+        /* the transfer NCCL_STEPS before this one on the QP: its buffer slot is this one's */
+        uint32_t old = link.prev;
+        for (uint32_t k = 1; k < NCCL_STEPS; k++)
+            old = g_array_index(b->links, struct qp_link, old - b->link_base).prev;
         gboolean have = FALSE;
         for (uint32_t i = 0; i < nd; i++)
             have |= d[i] == old;
@@ -213,8 +234,10 @@ static uint32_t emit(struct builder *b, uint32_t from, uint32_t to, uint32_t ch,
         .job = b->job, .coll = b->coll, .channel = (uint16_t)ch,
     };
     uint32_t id = schedule_add(b->s, &t, d, nd);
-    w->ids[w->n % NCCL_STEPS] = id;
-    w->n++;
+    *last = id; /* (nothing was added to the row since the pointer was taken) */
+    if (b->links->len < id - b->link_base) /* the markers between have no QP */
+        g_array_set_size(b->links, id - b->link_base);
+    g_array_append_val(b->links, link);
     return id;
 }
 
@@ -515,6 +538,7 @@ static void build_alltoall(struct builder *b)
 {
     const uint32_t n = b->n;
     const uint64_t pair = b->size / n;
+    b->row_keys = (n - 1) * b->sp->channels; /* every rank sends to every other on every channel */
     if (b->sp->algorithm == COLL_ALGO_DIRECT) {
         for (uint32_t r = 0; r < n; r++)
             for (uint32_t k = 1; k < n; k++)
@@ -738,9 +762,10 @@ gboolean collective_build(struct schedule *s, const struct collective_spec *sp, 
         .job = schedule_add_job(s, sp->name, op_names[sp->op], algo_names[sp->algorithm],
                                 sp->nranks),
         .coll = SCHEDULE_NO_JOB,
-        .win = g_hash_table_new(g_int64_hash, g_int64_equal),
+        .last_on_qp = g_new0(struct keymap, sp->nranks),
+        .links = g_array_new(FALSE, TRUE, sizeof(struct qp_link)),
+        .link_base = schedule_count(s),
     };
-    block_store_init(&b.wins, sizeof(struct qpwin), 65536);
     uint32_t start = marker(&b, 0, NULL, 0, sp->start, SCHEDULE_NO_JOB);
 
     /* The first begin marker waits for the start and for `after` (sorted, without repeats). */
@@ -771,12 +796,12 @@ gboolean collective_build(struct schedule *s, const struct collective_spec *sp, 
             .first = b.begin, .count = end - b.begin + 1,
         };
         g_array_append_val(s->colls, c);
-        g_hash_table_remove_all(b.win); /* the end marker waited for everything */
-        block_store_reset(&b.wins);
     }
     g_array_free(first, TRUE);
-    g_hash_table_destroy(b.win);
-    block_store_clear(&b.wins);
+    for (uint32_t r = 0; r < sp->nranks; r++)
+        keymap_clear(&b.last_on_qp[r]);
+    g_free(b.last_on_qp);
+    g_array_free(b.links, TRUE);
     return TRUE;
 }
 

@@ -714,6 +714,36 @@ static void test_window_and_qp_order(void)
     g_free(ranks);
 }
 
+/* The bound's exact dependencies (NCCL's NCCL_STEPS buffer slots of a connection: piece j
+ * reuses the slot of piece j - 8): a sendrecv of 20 pieces a channel, on two channels, twice.
+ * Piece j of a channel waits for the iteration's begin marker alone when j < 8, else for
+ * piece j - 8 of the same channel and the same iteration: the slots are the QP's (a channel is
+ * a QP of its own) and start empty at every iteration. */
+static void test_window_exact_deps(void)
+{
+    uint32_t two[] = { 0, 1 };
+    const uint32_t pieces = 20, nch = 2;
+    struct collective_spec sp = spec_of(COLL_SENDRECV, COLL_ALGO_DIRECT, two, 2, nch * pieces * 1000, 1000);
+    sp.channels = nch;
+    sp.iterations = 2;
+    struct schedule *s = build_ok(&sp);
+    CU_ASSERT_EQUAL_FATAL(s->colls->len, 2);
+    for (uint32_t it = 0; it < 2; it++) {
+        uint32_t begin = g_array_index(s->colls, struct sched_coll, it).first;
+        for (uint32_t ch = 0; ch < nch; ch++)
+            for (uint32_t j = 0; j < pieces; j++) {
+                uint32_t id = begin + 1 + ch * pieces + j;
+                const struct transfer *t = schedule_get(s, id);
+                CU_ASSERT_EQUAL(t->channel, ch);
+                CU_ASSERT_EQUAL(t->bytes, 1000);
+                CU_ASSERT_EQUAL_FATAL(t->ndeps, 1);
+                uint32_t want = j < NCCL_STEPS ? begin : id - NCCL_STEPS;
+                CU_ASSERT_EQUAL(schedule_deps(s, t)[0], want);
+            }
+    }
+    schedule_free(s);
+}
+
 /* ---- causality of round-based algorithms ---- */
 
 /* What a rank sends in round k contains what it received in every earlier round, so each of
@@ -1119,6 +1149,7 @@ static CU_TestInfo tests[] = {
     { "tree allreduce bytes", test_tree_bytes },
     { "steps and rounds (critical path)", test_steps },
     { "in-flight bound and QP order", test_window_and_qp_order },
+    { "in-flight bound: piece j waits for piece j - 8 of its QP and iteration", test_window_exact_deps },
     { "round-based algorithms wait for earlier rounds", test_round_causality },
     { "iterations and compute gaps", test_iterations_and_compute },
     { "after and start", test_after },
