@@ -1,5 +1,6 @@
 /* Open addressing with linear probing (see keymap.h). */
 #include "sim/keymap.h"
+#include "sim/reserve.h"
 #include <glib.h>
 #include <string.h>
 
@@ -30,6 +31,7 @@ static uint64_t key_hash(const uint32_t k[4])
 static void alloc_slots(struct keymap *m, uint64_t nslots)
 {
     m->slots = g_new(struct keymap_slot, nslots);
+    huge_pages_hint(m->slots, nslots * sizeof *m->slots); /* before the first touch (the memset) */
     memset(m->slots, 0xff, nslots * sizeof *m->slots); /* every val KEYMAP_EMPTY */
     m->mask = nslots - 1;
     m->len = 0;
@@ -80,6 +82,15 @@ uint32_t *keymap_get_or_add(struct keymap *m, const void *key_bytes, bool *added
     s->val = 0;
     m->len++;
     return &s->val;
+}
+
+void keymap_prefetch(const struct keymap *m, const void *key_bytes)
+{
+    uint32_t key[4];
+    memcpy(key, key_bytes, sizeof key);
+    const char *s = (const char *)&m->slots[key_hash(key) & m->mask];
+    __builtin_prefetch(s);
+    __builtin_prefetch(s + sizeof(struct keymap_slot) - 1); /* a slot may straddle two lines */
 }
 
 void keymap_clear(struct keymap *m)

@@ -29,5 +29,8 @@ void keymap_init(struct keymap *m, uint64_t expect);
  * KEYMAP_EMPTY. Padding in a key struct must be zeroed: the bytes are compared. */
 uint32_t *keymap_get_or_add(struct keymap *m, const void *key, bool *added);
 void keymap_clear(struct keymap *m);
+/* Starts loading the slot where a lookup of key begins: a caller that knows its keys some
+ * lookups ahead hides their cache misses behind the lookups between. */
+void keymap_prefetch(const struct keymap *m, const void *key);
 
 #endif
