@@ -1207,15 +1207,15 @@ void net_free(struct net *n)
     if (n->ports)
         for (uint32_t i = 0; i < n->topo->nports; i++)
             g_free(n->ports[i].hist);
-    g_aligned_free(n->ports);
+    huge_array_free(n->ports);
     g_aligned_free(n->switches);
-    g_aligned_free(n->pace_heaps);
+    huge_array_free(n->pace_heaps);
     g_aligned_free(n->hosts);
     for (uint32_t q = 0; n->ooo && q < n->nqps; q++)
         g_free(n->ooo[q].bits);
     g_free(n->ooo);
-    g_aligned_free(n->qps);
-    g_aligned_free(n->qresp);
+    huge_array_free(n->qps);
+    huge_array_free(n->qresp);
     g_free(n->rare);
     g_free(n->cc_env);
     g_free(n->part_bytes);

@@ -14,8 +14,9 @@ void reserve_release(void *base, size_t elem, uint64_t max);
 /* N zeroed elements of ELEM bytes, 64-byte aligned, whose 2 MB-aligned part is backed by
  * transparent huge pages where the kernel allows it (madvise mode, Debian's default): the
  * models' per-QP and per-port arrays are walked at random, and on a large fabric a 4 KB
- * page per access misses the TLB as well as the caches. Free with g_aligned_free(). */
+ * page per access misses the TLB as well as the caches. Free with huge_array_free(). */
 void *huge_array0(size_t n, size_t elem);
+void huge_array_free(void *p); /* NULL is fine */
 
 /* Asks for transparent huge pages over the 2 MB-aligned part of [p, p + bytes): for a large
  * array walked at random that comes from malloc (and may move when it grows). Only pages not

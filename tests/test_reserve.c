@@ -73,7 +73,25 @@ static void test_huge_array_zeroed_and_aligned(void)
     for (size_t i = 0; i < n * elem; i++)
         nonzero += a[i] != 0;
     CU_ASSERT_EQUAL(nonzero, 0);
-    g_aligned_free(a);
+    huge_array_free(a);
+}
+
+/* Below a huge page an array comes from malloc, whose memory may have held something: still
+ * zeroed. */
+static void test_small_huge_array_zeroed(void)
+{
+    const size_t n = 1000, elem = 24;
+    for (int round = 0; round < 2; round++) {
+        uint8_t *a = huge_array0(n, elem);
+        CU_ASSERT_EQUAL((uintptr_t)a % 64, 0);
+        size_t nonzero = 0;
+        for (size_t i = 0; i < n * elem; i++)
+            nonzero += a[i] != 0;
+        CU_ASSERT_EQUAL(nonzero, 0);
+        memset(a, 0xab, n * elem); /* what the next round's array may be given back */
+        huge_array_free(a);
+    }
+    huge_array_free(NULL);
 }
 
 static void test_hinted_arrays_on_huge_pages(void)
@@ -82,8 +100,9 @@ static void test_hinted_arrays_on_huge_pages(void)
         return;
     const size_t bytes = 16u << 20; /* at least 7 whole 2 MB pages inside, however aligned */
     uint8_t *a = huge_array0(bytes, 1);
+    memset(a, 1, bytes); /* a mapping's pages are made as they are first touched */
     CU_ASSERT(huge_kb_at(a + bytes / 2) >= 2048);
-    g_aligned_free(a);
+    huge_array_free(a);
 
     /* a fixed threshold: malloc's own would rise with the frees above and might hand out
      * heap pages already touched */
@@ -98,6 +117,7 @@ static void test_hinted_arrays_on_huge_pages(void)
 static CU_TestInfo tests[] = {
     { "a reservation reads as zeros over its whole extent", test_reservation_is_zero_and_stays },
     { "huge_array0: zeroed, on its own cache lines", test_huge_array_zeroed_and_aligned },
+    { "huge_array0 below a huge page: zeroed after a reuse", test_small_huge_array_zeroed },
     { "hinted arrays are backed by huge pages (THP on)", test_hinted_arrays_on_huge_pages },
     CU_TEST_INFO_NULL,
 };
