@@ -158,11 +158,11 @@ static inline uint64_t div_up(uint64_t a, uint64_t b) { return a / b + (a % b !=
 /* Part i of x cut into n parts that differ by at most one (the larger ones first). */
 static inline uint64_t part(uint64_t x, uint64_t n, uint64_t i) { return x / n + (i < x % n); }
 
-/* Where a transfer stands on its QP, for the in-flight bound: how many came before it on the
- * same QP in this iteration and, if any, the one just before. */
-struct qp_link {
-    uint32_t prev;
-    uint32_t before;
+/* The last NCCL_STEPS transfers posted on one QP in the iteration being built, for the
+ * in-flight bound: `posted` of them so far, the latest at ids[(posted - 1) % NCCL_STEPS]. */
+struct qp_window {
+    uint32_t ids[NCCL_STEPS];
+    uint32_t posted;
 };
 
 /* A key of a sending rank's map: the QP's destination rank and channel (keymap keys are 16
@@ -179,16 +179,21 @@ struct builder {
     uint64_t size;       /* S after rounding */
     uint32_t job, coll;
     uint32_t begin;      /* begin marker of the iteration being built */
-    /* per sending rank (made at its first transfer): (to, channel) -> the last transfer on that
-     * QP. A value at or before `begin` is an earlier iteration's, so nothing is emptied between
-     * iterations. One map per rank, not one for all: a 4096-rank AllToAll has 16.8 M QPs, and
-     * one table of them (a GHashTable and a record per QP, until 2026-12-07) took a cache miss
-     * or more per transfer and 4.4 of the 6 s its schedule took; a rank's own map stays in the
-     * cache while the rank's messages are built one after the other. */
-    struct keymap *last_on_qp;
+    /* per sending rank (made at its first transfer): (to, channel) -> the QP's window in
+     * `windows`. A window whose latest transfer is at or before `begin` is an earlier
+     * iteration's and starts again empty, so nothing is cleared between iterations. One map
+     * per rank, not one for all: a 4096-rank AllToAll has 16.8 M QPs, and one table of them
+     * (a GHashTable, until 2026-12-07) took a cache miss or more per transfer, 4.8-6.5 s for
+     * its schedule; a rank's own map stays in the cache while its messages are built. */
+    struct keymap *window_of;
+    /* per sending rank, the QP it sent on last: a ring sends on one QP a channel, and its
+     * transfers find their window here without the map (4096 ranks' maps miss the level-2
+     * cache, a ring's 33.5 M transfers took 1.1 s more through them) */
+    struct qp_recent {
+        uint32_t to, ch, window; /* window UINT32_MAX: none yet */
+    } *recent;
     uint32_t row_keys;   /* the QPs a rank is expected to send on, for its map's first size */
-    GArray *links;       /* struct qp_link per transfer, from the build's first (link_base) */
-    uint32_t link_base;
+    GArray *windows;     /* struct qp_window, in the order their QPs first appeared */
 };
 
 #define MAX_EMIT_DEPS 4
@@ -204,21 +209,25 @@ static uint32_t emit(struct builder *b, uint32_t from, uint32_t to, uint32_t ch,
     for (uint32_t i = 0; i < ndeps; i++)
         d[nd++] = deps[i];
 
-    struct keymap *row = &b->last_on_qp[from];
-    if (!row->slots)
-        keymap_init(row, b->row_keys);
-    bool added;
-    uint32_t *last = keymap_get_or_add(row, &(struct qp_row_key){ to, ch, { 0, 0 } }, &added);
-    struct qp_link link = { .prev = UINT32_MAX };
-    if (!added && *last > b->begin) {
-        link.prev = *last;
-        link.before = g_array_index(b->links, struct qp_link, *last - b->link_base).before + 1;
+    struct qp_recent *rc = &b->recent[from];
+    if (rc->window == UINT32_MAX || rc->to != to || rc->ch != ch) {
+        struct keymap *row = &b->window_of[from];
+        if (!row->slots)
+            keymap_init(row, b->row_keys);
+        bool added;
+        uint32_t *at = keymap_get_or_add(row, &(struct qp_row_key){ to, ch, { 0, 0 } }, &added);
+        if (added) {
+            *at = b->windows->len;
+            g_array_set_size(b->windows, b->windows->len + 1);
+        }
+        *rc = (struct qp_recent){ to, ch, *at };
     }
-    if (link.before >= NCCL_STEPS) {
+    struct qp_window *w = &g_array_index(b->windows, struct qp_window, rc->window);
+    if (w->posted && w->ids[(w->posted - 1) % NCCL_STEPS] <= b->begin)
+        w->posted = 0; /* an earlier iteration's */
+    if (w->posted >= NCCL_STEPS) {
         /* the transfer NCCL_STEPS before this one on the QP: its buffer slot is this one's */
-        uint32_t old = link.prev;
-        for (uint32_t k = 1; k < NCCL_STEPS; k++)
-            old = g_array_index(b->links, struct qp_link, old - b->link_base).prev;
+        uint32_t old = w->ids[w->posted % NCCL_STEPS];
         gboolean have = FALSE;
         for (uint32_t i = 0; i < nd; i++)
             have |= d[i] == old;
@@ -234,10 +243,8 @@ static uint32_t emit(struct builder *b, uint32_t from, uint32_t to, uint32_t ch,
         .job = b->job, .coll = b->coll, .channel = (uint16_t)ch,
     };
     uint32_t id = schedule_add(b->s, &t, d, nd);
-    *last = id; /* (nothing was added to the row since the pointer was taken) */
-    if (b->links->len < id - b->link_base) /* the markers between have no QP */
-        g_array_set_size(b->links, id - b->link_base);
-    g_array_append_val(b->links, link);
+    w->ids[w->posted % NCCL_STEPS] = id;
+    w->posted++;
     return id;
 }
 
@@ -762,10 +769,12 @@ gboolean collective_build(struct schedule *s, const struct collective_spec *sp, 
         .job = schedule_add_job(s, sp->name, op_names[sp->op], algo_names[sp->algorithm],
                                 sp->nranks),
         .coll = SCHEDULE_NO_JOB,
-        .last_on_qp = g_new0(struct keymap, sp->nranks),
-        .links = g_array_new(FALSE, TRUE, sizeof(struct qp_link)),
-        .link_base = schedule_count(s),
+        .window_of = g_new0(struct keymap, sp->nranks),
+        .recent = g_new(struct qp_recent, sp->nranks),
+        .windows = g_array_new(FALSE, TRUE, sizeof(struct qp_window)),
     };
+    for (uint32_t r = 0; r < sp->nranks; r++)
+        b.recent[r].window = UINT32_MAX;
     uint32_t start = marker(&b, 0, NULL, 0, sp->start, SCHEDULE_NO_JOB);
 
     /* The first begin marker waits for the start and for `after` (sorted, without repeats). */
@@ -799,9 +808,10 @@ gboolean collective_build(struct schedule *s, const struct collective_spec *sp, 
     }
     g_array_free(first, TRUE);
     for (uint32_t r = 0; r < sp->nranks; r++)
-        keymap_clear(&b.last_on_qp[r]);
-    g_free(b.last_on_qp);
-    g_array_free(b.links, TRUE);
+        keymap_clear(&b.window_of[r]);
+    g_free(b.window_of);
+    g_free(b.recent);
+    g_array_free(b.windows, TRUE);
     return TRUE;
 }
 
