@@ -463,7 +463,7 @@ int run_scenario(const struct run_options *o)
     if (writer && !results_check_target(out, &err))
         goto fail;
     /* one line a step: bench/scale-alltoall.ini's schedule, fabric and sampled ports take about
-     * 2.7, 3.5 and 1 s (2026-12-07) */
+     * 2.7, 3.5 and 1.3 s (2026-12-07) */
     double s0 = engine_wall_seconds(); /* the setup, for setup_s */
     show_stage(stages, "building the topology ...");
     if (!(topo = topology_build(sc, &err)))
