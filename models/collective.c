@@ -545,7 +545,11 @@ static void build_alltoall(struct builder *b)
 {
     const uint32_t n = b->n;
     const uint64_t pair = b->size / n;
-    b->row_keys = (n - 1) * b->sp->channels; /* every rank sends to every other on every channel */
+    /* every rank sends to every other, on every channel its message has bytes on (a message
+     * of fewer bytes than channels leaves some empty, one of none is a marker on channel 0;
+     * emit_message): no more keys than transfers, which validate() has checked will fit */
+    uint64_t used = pair < b->sp->channels ? pair : b->sp->channels;
+    b->row_keys = (n - 1) * (uint32_t)(used ? used : 1);
     if (b->sp->algorithm == COLL_ALGO_DIRECT) {
         for (uint32_t r = 0; r < n; r++)
             for (uint32_t k = 1; k < n; k++)
