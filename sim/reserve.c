@@ -55,11 +55,9 @@ void *huge_array0(size_t n, size_t elem)
     size_t bytes = HUGE_ARRAY_HEAD + n * elem;
     uint8_t *base;
     if (bytes >= HUGE_ARRAY_MAP) {
-        base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (base == MAP_FAILED)
+        /* a reservation of exactly its extent: zero-filled as touched, huge pages asked for */
+        if (!(base = reserve_array(1, bytes)))
             g_error("huge_array0: failed to map %zu bytes", bytes); /* as g_new aborts */
-        /* before the first touch: a page touched in 4 KB stays 4 KB until khugepaged */
-        huge_pages_hint(base, bytes);
         *(size_t *)base = bytes;
     } else {
         base = g_aligned_alloc0(1, bytes, 64);
@@ -74,7 +72,7 @@ void huge_array_free(void *p)
     uint8_t *base = (uint8_t *)p - HUGE_ARRAY_HEAD;
     size_t mapped = *(size_t *)base;
     if (mapped)
-        munmap(base, mapped);
+        reserve_release(base, 1, mapped);
     else
         g_aligned_free(base);
 }
