@@ -607,6 +607,72 @@ static void test_halt(void)
     engine_free(&e);
 }
 
+/* An event may bring the run's end forward (the fabric does when its last transfer ends):
+ * the events after the new stop time do not run, even those of the same 1024 ps slot, which
+ * the run loop takes in a row. */
+static void stopper(void *ctx, uint64_t arg)
+{
+    struct rec *r = ctx;
+    on_rec(r, arg);
+    r->e->stop = r->e->now;
+}
+
+static void test_stop_brought_forward(void)
+{
+    struct engine e;
+    engine_init(&e);
+    struct rec r;
+    rec_init(&r, &e, 8);
+    engine_at(&e, 10, on_rec, &r, 1);
+    engine_at(&e, 20, stopper, &r, 2);
+    engine_at(&e, 20, on_rec, &r, 3); /* the same time: still due */
+    engine_at(&e, 21, on_rec, &r, 4); /* the same slot, after the new stop */
+    engine_at(&e, 900, on_rec, &r, 5);
+    engine_run(&e, SIMTIME_NEVER);
+    CU_ASSERT_EQUAL_FATAL(r.n, 3);
+    CU_ASSERT_EQUAL(r.tag[2], 3);
+    CU_ASSERT_EQUAL(e.now, 20);
+    CU_ASSERT_EQUAL(e.n, 2);
+    CU_ASSERT_EQUAL(e.events, 3);
+    engine_run(&e, SIMTIME_NEVER);
+    CU_ASSERT_EQUAL_FATAL(r.n, 5);
+    CU_ASSERT_EQUAL(r.tag[3], 4);
+    CU_ASSERT_EQUAL(r.tag[4], 5);
+    rec_free(&r);
+    engine_free(&e);
+}
+
+/* A signal sets the interrupt flag; the run stops within the 4096 events after it (the
+ * loop's look at the flag), whether the events share a slot or not, and leaves the rest
+ * pending. */
+static volatile sig_atomic_t flag;
+static void raiser(void *ctx, uint64_t arg)
+{
+    on_rec(ctx, arg);
+    flag = 1;
+}
+
+static void test_interrupt_stops_soon(void)
+{
+    for (int same_slot = 0; same_slot < 2; same_slot++) {
+        struct engine e;
+        engine_init(&e);
+        struct rec r;
+        rec_init(&r, &e, 20000);
+        flag = 0;
+        e.interrupt = &flag;
+        for (uint64_t i = 0; i < 20000; i++)
+            engine_at(&e, same_slot ? 0 : i * 5000, i == 100 ? raiser : on_rec, &r, i);
+        engine_run(&e, SIMTIME_NEVER);
+        CU_ASSERT(r.n > 100);
+        CU_ASSERT(r.n <= 101 + 4096);
+        CU_ASSERT_EQUAL(e.events, r.n);
+        CU_ASSERT_EQUAL(e.n, 20000 - r.n);
+        rec_free(&r);
+        engine_free(&e);
+    }
+}
+
 /* Stale timer entries are skipped without counting: 3 plain events, a timer moved twice
  * (3 heap entries, 1 firing) and a cancelled timer (1 heap entry, 0 firings) = 4 events. */
 static void test_event_count_excludes_stale(void)
@@ -1317,6 +1383,8 @@ static CU_TestInfo tests[] = {
     { "run stops at the stop time, later events pending", test_run_stops_at_stop_time },
     { "run stops when no events are left", test_run_stops_when_empty },
     { "engine_halt stops after the current event", test_halt },
+    { "an event that brings the stop time forward ends the run", test_stop_brought_forward },
+    { "the interrupt flag stops the run within 4096 events", test_interrupt_stops_soon },
     { "events count excludes stale timer entries", test_event_count_excludes_stale },
     { "timer_lite: latest time only, stale entries uncounted, ties in the order set", test_timer_lite },
     { "handlers: a pair registered once, each event runs its own", test_handlers_registered_once },
