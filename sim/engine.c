@@ -213,14 +213,12 @@ static struct prec *prec_merge(struct prec *x, struct prec *y, uint32_t n, const
  * if it is not there. The few records a small bin leaves unordered (and those of equal
  * prefixes) are for the insertion pass after it. Each pass moves every record once, with no
  * copying back. */
-static void prec_msd(struct prec *src, struct prec *dst, struct prec *out, uint32_t n, int below)
+static void prec_msd(struct prec *src, struct prec *dst, struct prec *out, uint32_t n, int below);
+
+/* prec_msd once the bits the prefixes differ in (below `below`) are known, `vary`: the top
+ * level's are gathered while the records are built, saving a pass over them */
+static void prec_msd_by(struct prec *src, struct prec *dst, struct prec *out, uint32_t n, uint64_t vary)
 {
-    uint64_t keep = below >= 64 ? ~0ull : (1ull << below) - 1, or_ = 0, and_ = ~0ull;
-    for (uint32_t i = 0; i < n; i++) {
-        or_ |= src[i].prefix;
-        and_ &= src[i].prefix;
-    }
-    uint64_t vary = (or_ ^ and_) & keep;
     if (!vary) {
         if (src != out)
             memcpy(out, src, n * sizeof *out);
@@ -259,14 +257,24 @@ static void prec_msd(struct prec *src, struct prec *dst, struct prec *out, uint3
         memcpy(out + copied, dst + copied, (n - copied) * sizeof *out);
 }
 
+static void prec_msd(struct prec *src, struct prec *dst, struct prec *out, uint32_t n, int below)
+{
+    uint64_t or_ = 0, and_ = ~0ull;
+    for (uint32_t i = 0; i < n; i++) {
+        or_ |= src[i].prefix;
+        and_ &= src[i].prefix;
+    }
+    prec_msd_by(src, dst, out, n, (or_ ^ and_) & ((1ull << below) - 1));
+}
+
 /* Sorts n (more than 16) records of events v (an MSD radix sort of the prefixes, then an
  * insertion pass that orders the small bins it left and the runs of equal prefixes, or a
  * merge when that pass finds more disorder than those make); returns where they ended (the
  * scratch's first or second half). */
-static struct prec *sort_records(struct engine *e, const struct event *v, uint32_t n)
+static struct prec *sort_records(struct engine *e, const struct event *v, uint32_t n, uint64_t vary)
 {
     struct prec *x = (struct prec *)e->scratch, *y = x + n;
-    prec_msd(x, y, x, n, 64);
+    prec_msd_by(x, y, x, n, vary);
     if (!prec_insertion(x, n, v, 8ull * n))
         x = prec_merge(x, y, n, v);
     return x;
@@ -286,14 +294,17 @@ static void sort_prefixed(struct engine *e, struct event *v, uint32_t n)
 {
     struct prec *x = (struct prec *)e->scratch;
     bool sorted = true;
+    uint64_t or_ = 0, and_ = ~0ull; /* the bits the prefixes differ in, for the radix sort */
     for (uint32_t i = 0; i < n; i++) {
         x[i] = (struct prec){ prefix_of(&v[i]), i };
+        or_ |= x[i].prefix;
+        and_ &= x[i].prefix;
         if (i && sorted && prec_before(&x[i], &x[i - 1], v))
             sorted = false;
     }
     if (sorted)
         return;
-    x = sort_records(e, v, n);
+    x = sort_records(e, v, n, or_ ^ and_);
     permute(e, n, &x[0].idx, sizeof *x);
 }
 
@@ -567,6 +578,7 @@ static void wheel_take_sorted(struct engine *e, uint64_t s)
                    "a chunk is the room of 8 events, its 7 first");
     uint32_t n = 0;
     bool sorted = true;
+    uint64_t or_ = 0, and_ = ~0ull; /* the bits the prefixes differ in, for the radix sort */
     for (uint32_t id = sl->head; id != ENGINE_NONE;) {
         const struct wheel_chunk *c = chunk_walked(e, sl, id);
         uint32_t next = c->next;
@@ -574,6 +586,8 @@ static void wheel_take_sorted(struct engine *e, uint64_t s)
         struct prec *x = (struct prec *)e->scratch;
         for (uint32_t j = 0, len = chunk_len(e, sl, id); j < len; j++, n++) {
             x[n] = (struct prec){ prefix_of(&c->ev[j]), id * 8 + j };
+            or_ |= x[n].prefix;
+            and_ &= x[n].prefix;
             if (n && sorted && prec_before(&x[n], &x[n - 1], v))
                 sorted = false;
         }
@@ -583,7 +597,7 @@ static void wheel_take_sorted(struct engine *e, uint64_t s)
     slot_clear(e, k);
     const struct prec *x = (const struct prec *)e->scratch;
     if (!sorted && n > 16)
-        x = sort_records(e, v, n);
+        x = sort_records(e, v, n, or_ ^ and_);
     struct bucket *b0 = &e->b[0];
     if (b0->cap < n) { /* empty: nothing to keep */
         g_free(b0->ev);
