@@ -114,7 +114,8 @@ static void on_arrival(void *ctx, uint64_t arg)
  * host to its next QP; an arrival's packet to its QP or its egress port. Each event's chain
  * is started one link every two events: up[4] gets the lines its event names, up[2] the lines
  * those lead to, up[0] one link further (bench/scale.ini, medians of interleaved runs: 1.62-1.65
- * s; one link per event 1.72-1.84 s, one every three events 1.76 s). Reads only. */
+ * s; one link per event 1.72-1.84 s, one every three events 1.76 s). Reads only, but for
+ * the egress port a switch arrival will take, which it keeps in the packet for it. */
 
 static void prefetch_named(const struct net *n, const struct event *ev)
 {
@@ -134,7 +135,7 @@ static void prefetch_led(const struct net *n, const struct event *ev, bool deep)
 {
     if (event_handler(ev) == n->h_arrival) {
         const struct port_rt *in = &n->ports[ev->arg >> 32];
-        const struct packet *pk = &n->pool[(uint32_t)ev->arg];
+        struct packet *pk = &n->pool[(uint32_t)ev->arg];
         if (in->is_host)
             nic_prefetch_arrival(n, pk, deep);
         else if (!deep)
@@ -190,11 +191,17 @@ static void net_prefetch_light(void *ctx, const struct event *up, uint32_t count
         prefetch_named(ctx, &up[1]);
 }
 
+void net_install_prefetch_kind(struct net *n, struct engine *e, enum net_prefetch_kind k)
+{
+    engine_set_prefetch(e, k == NET_PREFETCH_DEEP ? net_prefetch : k == NET_PREFETCH_LIGHT ? net_prefetch_light : NULL,
+                        n);
+}
+
 void net_install_prefetch(struct net *n, struct engine *e)
 {
     uint64_t bytes = (uint64_t)n->topo->nports * sizeof(struct port_rt) +
                      (uint64_t)n->nqps * (sizeof(struct qp_rt) + sizeof(struct qp_resp));
-    engine_set_prefetch(e, bytes >= NET_PREFETCH_MIN_BYTES ? net_prefetch : net_prefetch_light, n);
+    net_install_prefetch_kind(n, e, bytes >= NET_PREFETCH_MIN_BYTES ? NET_PREFETCH_DEEP : NET_PREFETCH_LIGHT);
 }
 
 /* Puts a packet on the wire now: the port is idle. */
@@ -210,6 +217,7 @@ void port_send_now(struct net *n, struct port_rt *p, uint32_t i)
     net_st(n)->packet_hops++;
     pk->arrive_at = now + ser + p->delay;
     pk->next = NONE32;
+    pk->egress_hint = NONE32; /* the next switch's, if the prefetch hook finds it */
     if (p->tap)
         n->tap_fn(n, p->tap, pk, p->local);
     struct net_worker *w = net_self;

@@ -506,8 +506,12 @@ static inline void net_prefetch_qp(const struct net *n, uint32_t id)
     net_prefetch_bytes(&n->qps[id], sizeof(struct qp_rt));
 }
 
-/* Gives an engine that runs this fabric's events the fabric's prefetch hook (net.c). */
+/* Gives an engine that runs this fabric's events the fabric's prefetch hook (net.c): the
+ * deep one when its ports and QPs take 8 MB or more, else the light one. */
 void net_install_prefetch(struct net *n, struct engine *e);
+/* The same with the hook chosen (the tests check that none changes a result). */
+enum net_prefetch_kind { NET_PREFETCH_NONE, NET_PREFETCH_LIGHT, NET_PREFETCH_DEEP };
+void net_install_prefetch_kind(struct net *n, struct engine *e, enum net_prefetch_kind k);
 struct net *net_build(const struct scenario *sc, const struct topology *topo,
                       const struct schedule *sched, GError **err);
 void net_free(struct net *n);
@@ -674,9 +678,10 @@ void port_send_now(struct net *n, struct port_rt *p, uint32_t pkt);
 
 /* switch (models/switch.c) */
 void switch_receive(struct net *n, struct port_rt *in, uint32_t pkt);
-/* Prefetch hints (net_prefetch), reads only: what a packet's arrival at a switch reads; what
- * a switch port's next dequeue reads behind its head packets. */
-void switch_prefetch_arrival(const struct net *n, const struct port_rt *in, const struct packet *pk);
+/* Prefetch hints (net_prefetch): what a packet's arrival at a switch reads (and the egress
+ * port, where it follows from the packet alone, kept in the packet for switch_receive); what
+ * a switch port's next dequeue reads behind its head packets (reads only). */
+void switch_prefetch_arrival(const struct net *n, const struct port_rt *in, struct packet *pk);
 void switch_prefetch_dequeue(const struct net *n, const struct port_rt *p);
 uint32_t switch_dequeue(struct net *n, struct port_rt *p);
 uint32_t switch_drop_queue(struct net *n, struct port_rt *p, int q);

@@ -51,6 +51,9 @@ struct packet {
     uint8_t  pfc_vector;    /* PFC: class-enable vector */
     uint16_t pfc_quanta;    /* PFC: pause time in quanta for the enabled class(es); 0 = XON */
     uint32_t dst_qpn;       /* 24-bit destination QP number, as in BTH (frames only) */
+    uint32_t egress_hint;   /* while on a link to a switch: the egress port (an index into the
+                             * fabric's ports) the prefetch hook computed for it there, or
+                             * NONE32 (switch_prefetch_arrival) */
     simtime_t sent_at;      /* data: when the NIC sent it; ACK/NAK: the data's time, echoed */
     simtime_t arrive_at;    /* while on a link: when its last bit reaches the far end */
 };

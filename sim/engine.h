@@ -232,10 +232,12 @@ void engine_run(struct engine *e, simtime_t stop);
 void engine_halt(struct engine *e);
 /* A hook the engine calls before each event with the events that run after it, when they
  * are already known (the rest of the same slot's batch): up[0] runs after the current one,
- * up[1] after up[0] and so on, `count` of them (1 to ENGINE_PREFETCH_DEPTH). It may only read
- * state and prefetch: on a large fabric an event's state (its packet, port, QP) is usually
- * out of the caches and reached through a chain of loads, so the hook starts each event's
- * chain a few events ahead, up to ENGINE_PREFETCH_DEPTH. Results do not depend on it. */
+ * up[1] after up[0] and so on, `count` of them (1 to ENGINE_PREFETCH_DEPTH). It must not
+ * change what any event does (it may keep what it computed for an event, for that event's
+ * handler to take instead of computing it again): on a large fabric an event's state (its
+ * packet, port, QP) is usually out of the caches and reached through a chain of loads, so
+ * the hook starts each event's chain a few events ahead, up to ENGINE_PREFETCH_DEPTH.
+ * Results do not depend on it. */
 #define ENGINE_PREFETCH_DEPTH 5
 void engine_set_prefetch(struct engine *e, void (*fn)(void *ctx, const struct event *up, uint32_t count), void *ctx);
 /* The share of the model's work done (0..1, negative when it cannot tell), which the
