@@ -108,17 +108,18 @@ static uint32_t pick_hop(struct net *n, struct switch_rt *sw, const struct packe
 
 /* Prefetch hint (net_prefetch): the lines switch_receive will read for packet pk arriving on
  * `in`: the switch, the ingress accounting and, where the egress follows from the packet alone
- * (ECMP or a single next hop), the egress port's first two lines and its queue. That egress
- * is kept in the packet (egress_hint, cleared when a port sends it), and switch_receive takes
- * it instead of looking up the route and hashing the flow again: the same port, so no result
- * changes (bench/scale.ini, callgrind: 6.616 -> 6.406 G instructions, -3.2 %; the light
- * hook of small fabrics keeps nothing). On a large
+ * (ECMP or a single next hop), the egress port's first two lines and its queue. On a large
  * fabric the ports (16 k on bench/scale.ini) are far larger than the caches. Every arrival
  * reads the port's second line too: port_kick its busy_until, the sampler its max_q. Without
  * its prefetch, half of on_arrival's samples sat on that load (perf, bench/scale.ini); with
  * it, bench/scale.ini ran 8 % faster and bench/large.ini at 300 us 3-4 % on a 2-core Intel
  * Xeon VM (interleaved runs, 2026-12-07), and made no difference on an AMD EPYC VM the same
- * day. It writes nothing else. */
+ * day.
+ * The egress is kept in the packet (egress_hint, cleared when a port sends it), and
+ * switch_receive takes it instead of looking up the route and hashing the flow again: the
+ * same port, so no result changes (bench/scale.ini, callgrind: 6.616 -> 6.406 G
+ * instructions, -3.2 %; the light hook of small fabrics keeps nothing). It writes nothing
+ * else. */
 void switch_prefetch_arrival(const struct net *n, const struct port_rt *in, struct packet *pk)
 {
     const struct switch_rt *sw = &n->switches[in->node - n->topo->nhosts];

@@ -898,7 +898,7 @@ void engine_run(struct engine *e, simtime_t stop)
         if (from == b0) {
             /* the open slot's events in a row, while the late list stays empty (peek would
              * pick bucket 0 every time) and nothing halts: peek's look at both lists and its
-             * returns are what the loop saves, about a tenth of the engine's instructions */
+             * returns are what the loop saves (1.5 % of all instructions on bench/fabric.ini) */
             uint32_t first = b0->head, limit = MIN(b0->len, first + CHECK_EVERY - since_check);
             run_head(e, b0);
             while (b0->head < limit && !e->halted && !e->late.len && b0->ev[b0->head].time <= e->stop)
