@@ -485,6 +485,14 @@ static inline const uint16_t *net_routes(const struct net *n, uint32_t node, uin
     return &n->converged->route_ports[n->converged->route_off[idx]];
 }
 
+/* The routes are the topology's and every link is up: the one routing state in which an
+ * egress chosen earlier (switch_prefetch_arrival's, kept in the packet) is still the one
+ * switch_receive would choose, whatever failed and recovered in between. */
+static inline bool net_routes_pristine(const struct net *n)
+{
+    return !n->links_down && !n->converged;
+}
+
 /* The global index of port p's node's first port (ports of a node are consecutive): from the
  * port itself, not the topology's node record, another cache line on a large fabric. */
 static inline uint32_t net_first_port(const struct net *n, const struct port_rt *p)
