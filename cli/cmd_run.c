@@ -48,17 +48,24 @@ static void net_outcome_seen(const void *src, uint32_t id, struct xfer_outcome *
     o->end = st == XF_DONE ? x->end : 0;
 }
 
-/* transfers.csv's ideal times: its rows are written by one thread at a time (the stream's
- * during the run, then this one once the stream has stopped) */
+/* transfers.csv's ideal times, from the stream's thread during the run and from several at
+ * once after it (outcome_rows_write_all): each thread remembers its own last one, for one
+ * run (a process may run several: tuning, tests) */
 struct run_ideal {
     const struct net *n;
-    struct ideal_memo *memo;
+    uint64_t run;
 };
 
 static simtime_t net_ideal_ps(const void *ctx, uint32_t src, uint32_t dst, uint64_t bytes)
 {
+    static __thread struct {
+        uint64_t run;
+        struct ideal_memo memo;
+    } mine;
     const struct run_ideal *r = ctx;
-    return ideal_transfer_memo_ps(r->memo, r->n->sc, r->n->topo, src, dst, bytes);
+    if (mine.run != r->run)
+        mine.run = r->run, mine.memo = (struct ideal_memo){ 0 };
+    return ideal_transfer_memo_ps(&mine.memo, r->n->sc, r->n->topo, src, dst, bytes);
 }
 
 static uint64_t peak_rss_bytes(void)
@@ -444,8 +451,8 @@ int run_scenario(const struct run_options *o)
     struct sample_writer sw = { 0 };
     struct sample_selection sel = { 0 };
     struct summary_run summary = { 0 }; /* summary.json's text, kept for the report's digest */
-    struct ideal_memo memo = { 0 };
     struct run_ideal ideal = { 0 };
+    static uint64_t runs; /* atomic: tuning runs scenarios on several threads */
     GArray *capture_refs = NULL;
     struct run_figures fig = { .warnings = g_ptr_array_new_with_free_func(g_free) };
     GPtrArray *captures = g_ptr_array_new();
@@ -529,7 +536,7 @@ int run_scenario(const struct run_options *o)
     if (writer) {
         if (!(xf = results_open(&rd, RESULTS_TRANSFERS, &err)))
             goto fail;
-        ideal = (struct run_ideal){ n, &memo };
+        ideal = (struct run_ideal){ n, __atomic_add_fetch(&runs, 1, __ATOMIC_RELAXED) };
         xrows = outcome_rows_begin(xf, n->sched, net_ideal_ps, &ideal, &fig);
         /* an MPI run's transfers are on their ranks until the gather after the run */
         if (!mpi)
@@ -578,7 +585,7 @@ int run_scenario(const struct run_options *o)
     fig.output_stream_s = outcome_stream_stop(xstream);
     xstream = NULL;
     if (!outcome_rows_failed(xrows)) /* a full disk: the error comes at the close */
-        outcome_rows_write(xrows, net_outcome_seen, n, false, UINT32_MAX); /* the rows the stream left */
+        outcome_rows_write_all(xrows, net_outcome_seen, n, cpus_available()); /* the rows the stream left */
     outcome_rows_end(xrows);
     xrows = NULL;
     FILE *f = xf;

@@ -3,24 +3,12 @@
  * place for `rocesim run` and `rocesim replay`, so the simulation and the lab write the same
  * columns with the same statistics. */
 #include "results_io/outcome.h"
+#include "results_io/outcome_rows.h"
 #include "results_io/format.h"
 #include "results_io/row.h"
 #include "results_io/stats.h"
 #include <math.h>
 #include <string.h>
-
-/* transfers.csv being written: the rows so far and the figures they make. */
-struct outcome_rows {
-    FILE *f;
-    const struct schedule *s;
-    outcome_ideal_fn ideal_fn;
-    const void *ctx;
-    struct run_figures *fig;
-    uint64_t *fct;   /* ns, of the completed transfers */
-    double *sd;      /* slowdowns of the completed transfers with an ideal time */
-    size_t k, ksd;
-    uint32_t next;   /* the first transfer without a row yet */
-};
 
 struct outcome_rows *outcome_rows_begin(FILE *f, const struct schedule *s, outcome_ideal_fn ideal_fn,
                                         const void *ctx, struct run_figures *fig)
@@ -56,10 +44,10 @@ struct outcome_rows *outcome_rows_begin(FILE *f, const struct schedule *s, outco
     return r;
 }
 
-/* Transfer i's row (it has bytes) and its share of the figures. */
-static void row_of(struct outcome_rows *r, uint32_t i, const struct transfer *t, const struct xfer_outcome *x)
+/* Transfer t's share of the figures (it has bytes), with its ideal time. */
+void outcome_row_count(struct outcome_rows *r, const struct transfer *t, const struct xfer_outcome *x,
+                       simtime_t ideal)
 {
-    FILE *f = r->f;
     struct run_figures *fig = r->fig;
     fig->nxfers++;
     fig->bytes += t->bytes;
@@ -69,29 +57,10 @@ static void row_of(struct outcome_rows *r, uint32_t i, const struct transfer *t,
         if (x->state != OUTCOME_PENDING && x->start < jx->first_start)
             jx->first_start = x->start;
     }
-    simtime_t ideal = r->ideal_fn(r->ctx, t->src, t->dst, t->bytes);
-    struct row w; /* "%u,%u,%u,%lu,%u," without printf, then the outcome's columns */
-    row_begin(&w);
-    const uint64_t ids[] = { i, t->src, t->dst, t->bytes, t->prio };
-    for (size_t c = 0; c < G_N_ELEMENTS(ids); c++) {
-        row_u64(&w, ids[c]);
-        row_ch(&w, ',');
-    }
-    if (x->state != OUTCOME_DONE) {
-        /* unfinished: a start time if it was posted, no end (a stopped run can leave
-         * millions: no printf here either) */
-        if (x->state == OUTCOME_POSTED)
-            row_u64(&w, x->start / PS_PER_NS);
-        row_str(&w, ",,,", 3);
-        if (ideal)
-            row_u64(&w, ideal / PS_PER_NS);
-        row_str(&w, ",\n", 2);
-        row_put(&w, f);
+    if (x->state != OUTCOME_DONE)
         return;
-    }
     fig->done++;
     uint64_t fct_ps = x->end - x->start;
-    /* no ideal time (0: a replay that knows no host rate): no slowdown, empty columns */
     double slow = ideal ? (double)fct_ps / (double)ideal : 0;
     r->fct[r->k] = fct_ps / PS_PER_NS;
     if (ideal)
@@ -109,22 +78,45 @@ static void row_of(struct outcome_rows *r, uint32_t i, const struct transfer *t,
     r->k++;
     if (x->end > fig->completion)
         fig->completion = x->end;
+}
+
+void outcome_row_text(struct row *w, uint32_t i, const struct transfer *t, const struct xfer_outcome *x,
+                      simtime_t ideal)
+{
+    row_begin(w); /* "%u,%u,%u,%lu,%u," without printf, then the outcome's columns */
+    const uint64_t ids[] = { i, t->src, t->dst, t->bytes, t->prio };
+    for (size_t c = 0; c < G_N_ELEMENTS(ids); c++) {
+        row_u64(w, ids[c]);
+        row_ch(w, ',');
+    }
+    if (x->state != OUTCOME_DONE) {
+        /* unfinished: a start time if it was posted, no end (a stopped run can leave
+         * millions: no printf here either) */
+        if (x->state == OUTCOME_POSTED)
+            row_u64(w, x->start / PS_PER_NS);
+        row_str(w, ",,,", 3);
+        if (ideal)
+            row_u64(w, ideal / PS_PER_NS);
+        row_str(w, ",\n", 2);
+        return;
+    }
     /* the same text as "%u,%u,%u,%lu,%u,%lu,%lu,%lu,%lu,%.4f\n", without printf: a
-     * collective over thousands of ranks has tens of millions of rows */
+     * collective over thousands of ranks has tens of millions of rows. No ideal time (0: a
+     * replay that knows no host rate): no slowdown, empty columns. */
+    uint64_t fct_ps = x->end - x->start;
     const uint64_t cols[] = { x->start / PS_PER_NS, x->end / PS_PER_NS, fct_ps / PS_PER_NS };
     for (size_t c = 0; c < G_N_ELEMENTS(cols); c++) {
-        row_u64(&w, cols[c]);
-        row_ch(&w, ',');
+        row_u64(w, cols[c]);
+        row_ch(w, ',');
     }
     if (ideal) {
-        row_u64(&w, ideal / PS_PER_NS);
-        row_ch(&w, ',');
-        row_fixed4(&w, slow);
+        row_u64(w, ideal / PS_PER_NS);
+        row_ch(w, ',');
+        row_fixed4(w, (double)fct_ps / (double)ideal); /* outcome_row_count's slowdown */
     } else {
-        row_ch(&w, ',');
+        row_ch(w, ',');
     }
-    row_ch(&w, '\n');
-    row_put(&w, f);
+    row_ch(w, '\n');
 }
 
 uint32_t outcome_rows_write(struct outcome_rows *r, outcome_get_fn get, const void *src, bool done_only,
@@ -140,7 +132,11 @@ uint32_t outcome_rows_write(struct outcome_rows *r, outcome_get_fn get, const vo
         get(src, r->next, &x);
         if (done_only && x.state != OUTCOME_DONE)
             break;
-        row_of(r, r->next, t, &x);
+        simtime_t ideal = r->ideal_fn(r->ctx, t->src, t->dst, t->bytes);
+        outcome_row_count(r, t, &x, ideal);
+        struct row w;
+        outcome_row_text(&w, r->next, t, &x, ideal);
+        row_put(&w, r->f);
         wrote++;
     }
     return wrote;

@@ -93,6 +93,12 @@ struct outcome_rows *outcome_rows_begin(FILE *f, const struct schedule *s, outco
 /* at most limit rows; returns how many it wrote */
 uint32_t outcome_rows_write(struct outcome_rows *r, outcome_get_fn get, const void *src, bool done_only,
                             uint32_t limit);
+/* Every row left, as a last write without done_only would write them, formatted by `threads`
+ * threads of its own while the caller's thread writes them in order and adds up the figures:
+ * the file and the figures are the same for any count. Then the ideal function must be safe
+ * to call from several threads at once. threads < 2, few rows left, or no thread that can
+ * start: the caller's thread does it all. */
+void outcome_rows_write_all(struct outcome_rows *r, outcome_get_fn get, const void *src, unsigned threads);
 /* a write to the file failed (a full disk): the rows after it are not worth formatting */
 bool outcome_rows_failed(const struct outcome_rows *r);
 void outcome_rows_end(struct outcome_rows *r);

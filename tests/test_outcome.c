@@ -278,11 +278,142 @@ static void test_no_ideal_no_slowdown(void)
     schedule_free(s);
 }
 
+/* Many transfers for outcome_rows_write_all: more than four of its 4096-transfer pieces, in
+ * two jobs that alternate (so each job's FCT array is built row by row), every 13th one a
+ * marker without bytes, and in every state. */
+#define MANY (5 * 4096 + 77)
+
+static struct schedule *many(struct xfer_outcome *o)
+{
+    struct schedule *s = schedule_new();
+    uint32_t jobs[2] = { schedule_add_job(s, "a", "flows", "", 64), schedule_add_job(s, "b", "flows", "", 64) };
+    for (uint32_t i = 0; i < MANY; i++) {
+        const struct transfer t = { .src = i % 61, .dst = (i * 7) % 64, .bytes = i % 13 ? 1000 + (i * 37) % 90000 : 0,
+                                    .prio = i % 8, .job = jobs[i % 2], .coll = SCHEDULE_NO_JOB };
+        schedule_add(s, &t, NULL, 0);
+        /* a state by i % 5; times with from 1 to 10 digits in ns */
+        simtime_t start = (simtime_t)(i % 3 ? i * 1013ull : i) * PS_NS;
+        o[i] = (struct xfer_outcome){ .state = i % 5 == 0 ? OUTCOME_PENDING : i % 5 == 1 ? OUTCOME_POSTED : OUTCOME_DONE,
+                                      .start = i % 5 ? start : 0 };
+        if (o[i].state == OUTCOME_DONE)
+            o[i].end = start + (1 + (i * 7919ull) % 3000000) * PS_NS + (i % 997); /* not whole ns either */
+    }
+    return s;
+}
+
+static void many_get(const void *src, uint32_t id, struct xfer_outcome *out)
+{
+    *out = ((const struct xfer_outcome *)src)[id];
+}
+
+/* ideal = bytes x 8 ns per KB plus 1 us: many slowdowns, not all round */
+static simtime_t bytes_ideal(const void *ctx, uint32_t src, uint32_t dst, uint64_t bytes)
+{
+    (void)ctx, (void)src, (void)dst;
+    return (bytes * 8 + 1000) * PS_NS;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The rows after the run on 1, 2 and 3 threads of their own (after the first few written as a
+ * stream would): the contract's printf formats row by row, and figures added up in id order:
+ * each job's FCT array in id order, the run's FCT percentiles by nearest rank over a sort. */
+static void test_rows_on_threads(void)
+{
+    struct xfer_outcome *o = g_new(struct xfer_outcome, MANY);
+    struct schedule *s = many(o);
+    GString *want = g_string_new(RESULTS_TRANSFERS_HEADER "\n");
+    uint64_t *fct = g_new(uint64_t, MANY), nfct = 0, rows = 0, bytes = 0;
+    GArray *job_fct[2] = { g_array_new(FALSE, FALSE, sizeof(uint64_t)), g_array_new(FALSE, FALSE, sizeof(uint64_t)) };
+    simtime_t completion = 0;
+    for (uint32_t i = 0; i < MANY; i++) {
+        const struct transfer *t = schedule_get(s, i);
+        if (!t->bytes)
+            continue;
+        rows++;
+        bytes += t->bytes;
+        simtime_t ideal = bytes_ideal(NULL, t->src, t->dst, t->bytes);
+        g_string_append_printf(want, "%u,%u,%u,%" G_GUINT64_FORMAT ",%u,", i, t->src, t->dst, t->bytes, t->prio);
+        if (o[i].state != OUTCOME_DONE) {
+            if (o[i].state == OUTCOME_POSTED)
+                g_string_append_printf(want, "%" G_GUINT64_FORMAT, (uint64_t)(o[i].start / PS_NS));
+            g_string_append_printf(want, ",,,%" G_GUINT64_FORMAT ",\n", (uint64_t)(ideal / PS_NS));
+            continue;
+        }
+        uint64_t f = (uint64_t)((o[i].end - o[i].start) / PS_NS);
+        g_string_append_printf(want, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.4f\n",
+                               (uint64_t)(o[i].start / PS_NS), (uint64_t)(o[i].end / PS_NS), f, (uint64_t)(ideal / PS_NS),
+                               (double)(o[i].end - o[i].start) / (double)ideal);
+        fct[nfct++] = f;
+        g_array_append_val(job_fct[i % 2], f);
+        if (o[i].end > completion)
+            completion = o[i].end;
+    }
+    qsort(fct, nfct, sizeof *fct, cmp_u64);
+    for (unsigned threads = 1; threads <= 3; threads++) {
+        struct run_figures fig = { 0 };
+        FILE *f = tmpfile();
+        struct outcome_rows *r = outcome_rows_begin(f, s, bytes_ideal, NULL, &fig);
+        /* the stream's part: 0 (a marker) and nothing more, 1 being only posted */
+        CU_ASSERT_EQUAL(outcome_rows_write(r, many_get, o, true, UINT32_MAX), 0);
+        outcome_rows_write_all(r, many_get, o, threads);
+        outcome_rows_end(r);
+        char *got = file_text(f);
+        CU_ASSERT_EQUAL(strlen(got), want->len);
+        CU_ASSERT_STRING_EQUAL(got, want->str);
+        CU_ASSERT_EQUAL(fig.nxfers, rows);
+        CU_ASSERT_EQUAL(fig.done, nfct);
+        CU_ASSERT_EQUAL(fig.bytes, bytes);
+        CU_ASSERT_EQUAL(fig.completion, completion);
+        CU_ASSERT_EQUAL(fig.fct_p50, fct[(nfct + 1) / 2 - 1]); /* nearest rank: ceil(n / 2) */
+        CU_ASSERT_EQUAL(fig.fct_max, fct[nfct - 1]);
+        for (int j = 0; j < 2; j++) {
+            CU_ASSERT_EQUAL_FATAL(fig.jobs[j].fct_ns->len, job_fct[j]->len);
+            CU_ASSERT_EQUAL(memcmp(fig.jobs[j].fct_ns->data, job_fct[j]->data, job_fct[j]->len * sizeof(uint64_t)), 0);
+        }
+        g_free(got);
+        fclose(f);
+        run_figures_clear(&fig);
+    }
+    g_array_free(job_fct[0], TRUE);
+    g_array_free(job_fct[1], TRUE);
+    g_free(fct);
+    g_string_free(want, TRUE);
+    schedule_free(s);
+    g_free(o);
+}
+
+/* A full disk while the threads format: the writing stops (it does not wait for ever on the
+ * threads) and the stream shows the error (results_close reports it). */
+static void test_rows_on_threads_full_disk(void)
+{
+    struct xfer_outcome *o = g_new(struct xfer_outcome, MANY);
+    struct schedule *s = many(o);
+    struct run_figures fig = { 0 };
+    FILE *f = fopen("/dev/full", "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    struct outcome_rows *r = outcome_rows_begin(f, s, bytes_ideal, NULL, &fig);
+    outcome_rows_write_all(r, many_get, o, 2);
+    CU_ASSERT_TRUE(outcome_rows_failed(r));
+    CU_ASSERT(fig.nxfers < MANY - MANY / 13 - 1); /* it stopped before the end */
+    outcome_rows_abort(r);
+    fclose(f);
+    run_figures_clear(&fig);
+    schedule_free(s);
+    g_free(o);
+}
+
 static CU_TestInfo tests[] = {
     { "rows stop at the first unfinished transfer; same file as at once", test_rows_stop_at_the_first_unfinished },
     { "the writer thread adds a row once its transfer completes", test_stream_thread },
     { "a writer stopped at once leaves the header; unfinished rows after", test_stream_stopped_early },
     { "no ideal time: empty ideal_ns and slowdown, no slowdown metrics", test_no_ideal_no_slowdown },
+    { "rows on 1, 2 and 3 threads: the contract's text, figures in id order", test_rows_on_threads },
+    { "rows on threads to a full disk: the writing stops, the error shows", test_rows_on_threads_full_disk },
     CU_TEST_INFO_NULL,
 };
 

@@ -366,12 +366,28 @@ static void test_more_workers_than_cpus_warned(void)
     test_outdir_free(&quiet);
 }
 
+/* 18360 transfers: after the run their rows are formatted on the process's CPUs
+ * (results_io/outcome_rows_all.c), on one when pinned to one; the same files either way, and on
+ * 1, 2 and 3 workers */
+static void test_rows_on_threads_same(void)
+{
+    same_on_any_workers("many-transfers.ini", NULL, 0);
+    struct test_outdir all = test_outdir_new(), pinned = test_outdir_new();
+    const char *const none[] = { NULL };
+    CU_ASSERT_EQUAL_FATAL(test_run_sim_rc("many-transfers.ini", all.out, none), 0);
+    CU_ASSERT_EQUAL(auto_workers("many-transfers.ini", pinned.out, "0", NULL), 1);
+    CU_ASSERT(compare_tree(all.out, pinned.out, "") >= 5);
+    test_outdir_free(&all);
+    test_outdir_free(&pinned);
+}
+
 static CU_TestInfo tests[] = {
     { "incast with PFC storms: identical on 1, 2, 3 workers", test_incast_pfc_storm },
     { "ring AllReduce with dependencies: identical on 1, 2, 3 workers", test_collective_with_dependencies },
     { "servers and a training step: identical on 1, 2, 3 workers", test_servers_training_step },
     { "link down and route convergence: identical on 1, 2, 3 workers", test_link_fault },
     { "PFC deadlock halts the run: identical on 1, 2, 3 workers", test_deadlock },
+    { "18360 transfers' rows on threads: identical on 1 CPU, 1, 2, 3 workers", test_rows_on_threads_same },
     { "a symmetric leaf-spine splits symmetrically", test_partition_splits_leaf_spine_evenly },
     { "no worker is left without nodes", test_partition_leaves_no_worker_empty },
     { "bad --workers values: exit 2", test_bad_workers_refused },
