@@ -360,7 +360,7 @@ static void test_bad_input(void)
 
 /* ---- whole replays on loopback ---- */
 
-static int port_base(void) { return 20000 + (int)(getpid() % 20000); }
+static int port_base(void) { return (int)test_port_base(); }
 
 static int mpirun_replay(const char *sched, const char *out, const char *extra, char **log)
 {

@@ -5,7 +5,7 @@
 #include "replay/ctrl.h"
 #include "tests/testutil.h"
 
-static uint16_t test_port(int k) { return (uint16_t)(30000 + (getpid() % 10000) * 2 + k); }
+static uint16_t test_port(int k) { return (uint16_t)(test_port_base() + (unsigned)k); }
 
 /* Rank 0's side of the clock estimate with rank 1 (`samples` pings); an error is printed. */
 static gboolean rank0_clock(struct ctrl *c, int samples)

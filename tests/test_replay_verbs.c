@@ -64,7 +64,7 @@ static char *replay3(const char *dir, enum replay_status *st0, gboolean *ok0)
     for (int h = 0; h < 3; h++)
         inet_pton(AF_INET, h == 0 ? "127.0.0.1" : h == 1 ? "127.0.0.2" : "127.0.0.3", &addr[h]);
     static int round;
-    uint16_t port = (uint16_t)(21000 + (getpid() * 7 + round++) % 20000);
+    uint16_t port = (uint16_t)(test_port_base() + 1 + (unsigned)(round++ % 7)); /* + 0: the other test */
     struct rank_run rr[3];
     GThread *th[3];
     for (int k = 0; k < 3; k++) {
@@ -240,7 +240,7 @@ static void test_verbs_no_gid(void)
     for (int h = 0; h < 3; h++)
         inet_pton(AF_INET, "10.9.9.9", &addr[h]);
     struct replay_config c = { .sched = s, .schedule_path = sp, .rank = 0, .size = 1, .addr = addr,
-                               .ctrl_addr = "127.0.0.1", .ctrl_port = (uint16_t)(41000 + getpid() % 20000),
+                               .ctrl_addr = "127.0.0.1", .ctrl_port = (uint16_t)test_port_base(),
                                .mtu = 1024, .timeout_ns = 2000000000LL, .ideal = ideal,
                                .transport = "verbs", .verbs = &fake_fns, .gid_index = -1 };
     char *out = g_build_filename(dir, "lab", NULL);
