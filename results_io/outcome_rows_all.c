@@ -1,8 +1,8 @@
 /* The rows of transfers.csv left after a run, formatted on several threads (see
  * outcome_rows_write_all in outcome.h). A 4096-host AllToAll leaves 16.8 M rows (969 MB) to
  * the end: the stream cannot write a row before every earlier transfer is done, and in an
- * AllToAll they all finish near the end. Formatting them was 1.35 s on one thread, most of
- * the run's output time (bench/scale-alltoall.ini, measured 2026-12-07).
+ * AllToAll they all finish near the end. Formatting and writing them took 1.35 s on one
+ * thread, most of the run's output time (bench/scale-alltoall.ini, measured 2026-12-07).
  *
  * The pipeline: the rows go in pieces of PIECE transfers through a ring of SLOTS_PER_THREAD x
  * threads slots. A formatter takes the next piece and a free slot, reads the outcomes, the
@@ -14,7 +14,7 @@
 #include <pthread.h>
 
 #define PIECE 4096u           /* transfers a piece: about 240 KB of text, a few hundred microseconds */
-#define SLOTS_PER_THREAD 3u   /* a formatter never waits for this thread while it writes */
+#define SLOTS_PER_THREAD 3u   /* room for a formatter to go on while this thread writes (not tuned) */
 #define MAX_THREADS 16u
 
 enum slot_state { SLOT_FREE, SLOT_TAKEN, SLOT_READY };
