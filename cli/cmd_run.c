@@ -293,9 +293,54 @@ static gboolean close_captures(struct net *n, GPtrArray *writers, GError **err)
 
 /* ---------- the run ---------- */
 
+/* The analyses' warnings (analysis/warnings.c) read only the fabric's final state, and on a
+ * collective of millions of transfers they walk every one (the 4096-host AllToAll's 16.8 M:
+ * 0.2 s, 2026-12-07), so from RUN_ANALYSIS_THREAD_MIN transfers they run on a thread of their
+ * own while transfers.csv's rows are written; run_warnings puts them in their place. */
+#define RUN_ANALYSIS_THREAD_MIN 16384u
+struct run_analysis {
+    const struct net *n;
+    simtime_t end;
+    GPtrArray *warnings;
+    GThread *thread;
+};
+
+static gpointer run_analysis_main(gpointer data)
+{
+    struct run_analysis *a = data;
+    warnings_for_run(a->n, a->end, a->warnings);
+    return NULL;
+}
+
+static void run_analysis_start(struct run_analysis *a, const struct net *n, simtime_t end)
+{
+    *a = (struct run_analysis){ n, end, g_ptr_array_new_with_free_func(g_free), NULL };
+    if (schedule_count(n->sched) >= RUN_ANALYSIS_THREAD_MIN)
+        a->thread = g_thread_try_new("warnings", run_analysis_main, a, NULL);
+    if (!a->thread)
+        run_analysis_main(a);
+}
+
+/* waits for the thread; the warnings stay in a->warnings (released by run_analysis_clear) */
+static void run_analysis_join(struct run_analysis *a)
+{
+    if (a->thread)
+        g_thread_join(a->thread);
+    a->thread = NULL;
+}
+
+static void run_analysis_clear(struct run_analysis *a)
+{
+    run_analysis_join(a);
+    if (a->warnings)
+        g_ptr_array_unref(a->warnings);
+    a->warnings = NULL;
+}
+
 /* What the run's results need a reader to know: transfers left unfinished, HPCC on paths that
- * change, lossless drops, the analyses' warnings, watchdog storms, a deadlock. */
-static void run_warnings(const struct net *n, simtime_t end, struct run_figures *fig)
+ * change, lossless drops, the analyses' warnings (taken from `analysis`, joined), watchdog
+ * storms, a deadlock. */
+static void run_warnings(const struct net *n, struct run_analysis *analysis, struct run_figures *fig)
 {
     const struct scenario *sc = n->sc;
     if (fig->done < fig->nxfers) {
@@ -321,7 +366,9 @@ static void run_warnings(const struct net *n, simtime_t end, struct run_figures 
                         g_strdup_printf("%" G_GUINT64_FORMAT " packets dropped on a lossless priority: "
                                         "the PFC headroom did not absorb what arrived after XOFF",
                                         n->st.drops_lossless));
-    warnings_for_run(n, end, fig->warnings);
+    run_analysis_join(analysis);
+    for (guint i = 0; i < analysis->warnings->len; i++)
+        g_ptr_array_add(fig->warnings, g_strdup(g_ptr_array_index(analysis->warnings, i)));
     if (n->st.wd_storms)
         g_ptr_array_add(fig->warnings,
                         g_strdup_printf("PFC watchdog: %" G_GUINT64_FORMAT " pause storms detected, %" G_GUINT64_FORMAT
@@ -494,6 +541,7 @@ int run_scenario(const struct run_options *o)
     FILE *xf = NULL;                  /* transfers.csv, */
     struct outcome_rows *xrows = NULL; /* its rows, */
     struct outcome_stream *xstream = NULL; /* written during the run by a thread (one process) */
+    struct run_analysis analysis = { 0 }; /* the warnings, found beside the rows */
     const char *out = o->out_dir ? o->out_dir : sc->out_dir;
     /* An MPI run: every rank builds and runs; rank 0 alone writes (and speaks). The ranks
      * agree before the run that all could start, so that one's error ends them all. */
@@ -616,6 +664,7 @@ int run_scenario(const struct run_options *o)
     n->hooks = (struct net_sample_hooks){ 0 };
     uint64_t written0 = results_clock_ns(); /* the writing after the run, for output_s */
     show_stage(stages, "writing the results ...");
+    run_analysis_start(&analysis, n, end); /* beside the rows, which take longest */
 
     fig.output_stream_s = outcome_stream_stop(xstream);
     xstream = NULL;
@@ -623,11 +672,12 @@ int run_scenario(const struct run_options *o)
         outcome_rows_write_all(xrows, net_outcome_seen, n, cpus_available()); /* the rows the stream left */
     outcome_rows_end(xrows);
     xrows = NULL;
+    run_analysis_join(&analysis); /* before anything that may fail and free the fabric */
     FILE *f = xf;
     xf = NULL;
     if (!results_close(f, RESULTS_TRANSFERS, &err))
         goto fail;
-    run_warnings(n, end, &fig);
+    run_warnings(n, &analysis, &fig);
     if (n->sched->colls->len) {
         if (!(f = results_open(&rd, RESULTS_COLLECTIVES, &err)))
             goto fail;
@@ -711,6 +761,7 @@ quiet_fail:
         g_error_free(err);
     interrupt_release(); /* dies of a signal caught during the run, now that nothing is left */
 done:
+    run_analysis_clear(&analysis); /* joined before the fabric goes */
     summary_run_clear(&summary);
     run_figures_clear(&fig);
     sample_selection_clear(&sel);
