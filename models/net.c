@@ -112,10 +112,17 @@ static void on_arrival(void *ctx, uint64_t arg)
  * packets queued in 64 MB buffers and the ports are far larger than the caches, so nearly
  * every event starts with loads from memory, in chains: a port's timer leads to its host, the
  * host to its next QP; an arrival's packet to its QP or its egress port. Each event's chain
- * is started one link every two events: up[4] gets the lines its event names, up[2] the lines
- * those lead to, up[0] one link further (bench/scale.ini, medians of interleaved runs: 1.62-1.65
- * s; one link per event 1.72-1.84 s, one every three events 1.76 s). Reads only, but for
- * the egress port a switch arrival will take, which it keeps in the packet for it. */
+ * is started one link every three events: up[6] gets the lines its event names, up[3] the
+ * lines those lead to, up[0] one link further. A link needs the time of a load from memory
+ * between its stages. Every two events was best on 2026-12-04 (bench/scale.ini, 1.62-1.65 s
+ * against 1.76 s), when an event took three times as long as now. On 2026-12-08 (AMD EPYC
+ * VM, a load through 1 GiB 185-270 ns; pairs of interleaved runs of plain builds,
+ * bench/large.ini to 150 us) every three events took 0.946 of the time of every two (median
+ * of 20 pairs, every two run first) and 0.991 (16 pairs, run second): about 3 %, the first
+ * run of a pair being the slower one here; (8, 4, 0), (7, 4, 1), (6, 4, 2) and (5, 3, 0)
+ * were 1.01-1.04 of (6, 3, 0). On the Intel Xeon VM of 2026-12-07, where a load took half
+ * as long, further stages made no difference (docs/performance-history.md). Reads only, but
+ * for the egress port a switch arrival will take, which it keeps in the packet. */
 
 static void prefetch_named(const struct net *n, const struct event *ev)
 {
@@ -171,10 +178,10 @@ static inline __attribute__((always_inline)) void prefetch_led(const struct net 
 static void net_prefetch(void *ctx, const struct event *up, uint32_t count)
 {
     const struct net *n = ctx;
-    if (count > 4)
-        prefetch_named(n, &up[4]);
-    if (count > 2)
-        prefetch_led(n, &up[2], false);
+    if (count > 6)
+        prefetch_named(n, &up[6]);
+    if (count > 3)
+        prefetch_led(n, &up[3], false);
     prefetch_led(n, &up[0], true);
 }
 

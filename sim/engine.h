@@ -238,7 +238,7 @@ void engine_halt(struct engine *e);
  * packet, port, QP) is usually out of the caches and reached through a chain of loads, so
  * the hook starts each event's chain a few events ahead, up to ENGINE_PREFETCH_DEPTH.
  * Results do not depend on it. */
-#define ENGINE_PREFETCH_DEPTH 5
+#define ENGINE_PREFETCH_DEPTH 7
 void engine_set_prefetch(struct engine *e, void (*fn)(void *ctx, const struct event *up, uint32_t count), void *ctx);
 /* The share of the model's work done (0..1, negative when it cannot tell), which the
  * progress line shows with the time left; called at most every quarter of a second. */
