@@ -212,7 +212,8 @@ test-clang-san: build/rocesim-clang
 # formatted on threads after the run (tests/scenarios/many-transfers.ini).
 TSAN_SCENARIOS := scenarios/pause-storm.ini scenarios/allreduce-ring.ini scenarios/training-step.ini \
   scenarios/deadlock.ini scenarios/congestion-spreading.ini scenarios/hpcc-incast.ini scenarios/lb-allreduce.ini \
-  scenarios/moe-alltoall.ini scenarios/hot-rail.ini tests/scenarios/determinism.ini tests/scenarios/many-transfers.ini
+  scenarios/moe-alltoall.ini scenarios/hot-rail.ini tests/scenarios/determinism.ini tests/scenarios/many-transfers.ini \
+  tests/scenarios/many-small-transfers.ini
 CFLAGS_TSAN := $(CFLAGS_COMMON) -O1 -fno-omit-frame-pointer -fsanitize=thread
 TSAN_OBJS   := $(patsubst %.c,build/tsan/obj/%.o,$(LIB_SRCS))
 

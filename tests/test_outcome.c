@@ -319,6 +319,12 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 /* The rows after the run on 1, 2 and 3 threads of their own (after the first few written as a
  * stream would): the contract's printf formats row by row, and figures added up in id order:
  * each job's FCT array in id order, the run's FCT percentiles by nearest rank over a sort. */
@@ -328,6 +334,7 @@ static void test_rows_on_threads(void)
     struct schedule *s = many(o);
     GString *want = g_string_new(RESULTS_TRANSFERS_HEADER "\n");
     uint64_t *fct = g_new(uint64_t, MANY), nfct = 0, rows = 0, bytes = 0;
+    double *sd = g_new(double, MANY);
     GArray *job_fct[2] = { g_array_new(FALSE, FALSE, sizeof(uint64_t)), g_array_new(FALSE, FALSE, sizeof(uint64_t)) };
     simtime_t completion = 0;
     for (uint32_t i = 0; i < MANY; i++) {
@@ -348,12 +355,15 @@ static void test_rows_on_threads(void)
         g_string_append_printf(want, "%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%" G_GUINT64_FORMAT ",%.4f\n",
                                (uint64_t)(o[i].start / PS_NS), (uint64_t)(o[i].end / PS_NS), f, (uint64_t)(ideal / PS_NS),
                                (double)(o[i].end - o[i].start) / (double)ideal);
+        sd[nfct] = (double)(o[i].end - o[i].start) / (double)ideal;
         fct[nfct++] = f;
         g_array_append_val(job_fct[i % 2], f);
         if (o[i].end > completion)
             completion = o[i].end;
     }
     qsort(fct, nfct, sizeof *fct, cmp_u64);
+    qsort(sd, nfct, sizeof *sd, cmp_dbl);
+    CU_ASSERT(nfct >= 8192); /* the slowdowns' percentiles take their thread (outcome.c) */
     for (unsigned threads = 1; threads <= 3; threads++) {
         struct run_figures fig = { 0 };
         FILE *f = tmpfile();
@@ -371,6 +381,13 @@ static void test_rows_on_threads(void)
         CU_ASSERT_EQUAL(fig.completion, completion);
         CU_ASSERT_EQUAL(fig.fct_p50, fct[(nfct + 1) / 2 - 1]); /* nearest rank: ceil(n / 2) */
         CU_ASSERT_EQUAL(fig.fct_max, fct[nfct - 1]);
+        /* nearest rank: p99 is the ceil(0.99 n)-th; the slowdowns are computed on a thread
+         * of their own beside the FCTs */
+        CU_ASSERT_EQUAL(fig.sd_known, nfct);
+        CU_ASSERT_EQUAL(fig.sd_p50, sd[(nfct + 1) / 2 - 1]);
+        CU_ASSERT_EQUAL(fig.sd_p99, sd[(99 * nfct + 99) / 100 - 1]);
+        CU_ASSERT_EQUAL(fig.sd_max, sd[nfct - 1]);
+        CU_ASSERT_EQUAL(fig.fct_p99, fct[(99 * nfct + 99) / 100 - 1]);
         for (int j = 0; j < 2; j++) {
             CU_ASSERT_EQUAL_FATAL(fig.jobs[j].fct_ns->len, job_fct[j]->len);
             CU_ASSERT_EQUAL(memcmp(fig.jobs[j].fct_ns->data, job_fct[j]->data, job_fct[j]->len * sizeof(uint64_t)), 0);
@@ -382,6 +399,7 @@ static void test_rows_on_threads(void)
     g_array_free(job_fct[0], TRUE);
     g_array_free(job_fct[1], TRUE);
     g_free(fct);
+    g_free(sd);
     g_string_free(want, TRUE);
     schedule_free(s);
     g_free(o);
