@@ -209,7 +209,8 @@ test-clang-san: build/rocesim-clang
 # (--workers 3) fails the check. Scenarios that touch every cross-worker path: PFC storms
 # and a fault, collectives with dependencies across hosts, servers, a link going down and
 # the route convergence, the deadlock check, sampling of every kind; and transfers.csv's rows
-# formatted on threads after the run (tests/scenarios/many-transfers.ini).
+# formatted on threads after the run (tests/scenarios/many-transfers.ini), the warnings and
+# the slowdowns' percentiles found on threads of their own (tests/scenarios/many-small-transfers.ini).
 TSAN_SCENARIOS := scenarios/pause-storm.ini scenarios/allreduce-ring.ini scenarios/training-step.ini \
   scenarios/deadlock.ini scenarios/congestion-spreading.ini scenarios/hpcc-incast.ini scenarios/lb-allreduce.ini \
   scenarios/moe-alltoall.ini scenarios/hot-rail.ini tests/scenarios/determinism.ini tests/scenarios/many-transfers.ini \

@@ -327,7 +327,8 @@ static int cmp_dbl(const void *a, const void *b)
 
 /* The rows after the run on 1, 2 and 3 threads of their own (after the first few written as a
  * stream would): the contract's printf formats row by row, and figures added up in id order:
- * each job's FCT array in id order, the run's FCT percentiles by nearest rank over a sort. */
+ * each job's FCT array in id order, the run's FCT and slowdown percentiles by nearest rank
+ * over a sort (the slowdowns' selected on a thread of their own). */
 static void test_rows_on_threads(void)
 {
     struct xfer_outcome *o = g_new(struct xfer_outcome, MANY);
