@@ -118,8 +118,9 @@ static void on_arrival(void *ctx, uint64_t arg)
  * against 1.76 s), when an event took three times as long as now. On 2026-12-08 (AMD EPYC
  * VM, a load through 1 GiB 185-270 ns; pairs of interleaved runs of plain builds,
  * bench/large.ini to 150 us) every three events took 0.946 of the time of every two (median
- * of 20 pairs, every two run first) and 0.991 (16 pairs, run second): about 3 %, the first
- * run of a pair being the slower one here; (8, 4, 0), (7, 4, 1), (6, 4, 2) and (5, 3, 0)
+ * of 20 pairs, every two run first) and 0.991 (16 pairs, run second): the order moved the
+ * ratio as much as the spacing did, so about 3 %, at the edge of that VM's noise, but
+ * faster on the median in both orders; (8, 4, 0), (7, 4, 1), (6, 4, 2) and (5, 3, 0)
  * were 1.01-1.04 of (6, 3, 0). On the Intel Xeon VM of 2026-12-07, where a load took half
  * as long, further stages made no difference (docs/performance-history.md). Reads only, but
  * for the egress port a switch arrival will take, which it keeps in the packet. */
