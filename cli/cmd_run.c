@@ -17,6 +17,7 @@
 #include "analysis/plot.h"
 #include "analysis/report.h"
 #include "cli/commands.h"
+#include "sim/beside.h"
 #include "sim/cpus.h"
 #include "sim/interrupt.h"
 #include "sim/mpi_comm.h"
@@ -302,7 +303,7 @@ struct run_analysis {
     const struct net *n;
     simtime_t end;
     GPtrArray *warnings;
-    GThread *thread;
+    struct beside work;
 };
 
 static gpointer run_analysis_main(gpointer data)
@@ -314,24 +315,15 @@ static gpointer run_analysis_main(gpointer data)
 
 static void run_analysis_start(struct run_analysis *a, const struct net *n, simtime_t end)
 {
-    *a = (struct run_analysis){ n, end, g_ptr_array_new_with_free_func(g_free), NULL };
-    if (schedule_count(n->sched) >= RUN_ANALYSIS_THREAD_MIN)
-        a->thread = g_thread_try_new("warnings", run_analysis_main, a, NULL);
-    if (!a->thread)
-        run_analysis_main(a);
+    *a = (struct run_analysis){ n, end, g_ptr_array_new_with_free_func(g_free), { NULL } };
+    beside_start(&a->work, "warnings", run_analysis_main, a, schedule_count(n->sched) >= RUN_ANALYSIS_THREAD_MIN);
 }
 
-/* waits for the thread; the warnings stay in a->warnings (released by run_analysis_clear) */
-static void run_analysis_join(struct run_analysis *a)
-{
-    if (a->thread)
-        g_thread_join(a->thread);
-    a->thread = NULL;
-}
-
+/* joined before the fabric goes, on every path (run_warnings has taken the warnings on the
+ * path that reaches it; a failure joins before it touches the fabric) */
 static void run_analysis_clear(struct run_analysis *a)
 {
-    run_analysis_join(a);
+    beside_join(&a->work);
     if (a->warnings)
         g_ptr_array_unref(a->warnings);
     a->warnings = NULL;
@@ -366,9 +358,9 @@ static void run_warnings(const struct net *n, struct run_analysis *analysis, str
                         g_strdup_printf("%" G_GUINT64_FORMAT " packets dropped on a lossless priority: "
                                         "the PFC headroom did not absorb what arrived after XOFF",
                                         n->st.drops_lossless));
-    run_analysis_join(analysis);
-    for (guint i = 0; i < analysis->warnings->len; i++)
-        g_ptr_array_add(fig->warnings, g_strdup(g_ptr_array_index(analysis->warnings, i)));
+    beside_join(&analysis->work);
+    g_ptr_array_extend_and_steal(fig->warnings, analysis->warnings); /* frees the emptied array */
+    analysis->warnings = NULL;
     if (n->st.wd_storms)
         g_ptr_array_add(fig->warnings,
                         g_strdup_printf("PFC watchdog: %" G_GUINT64_FORMAT " pause storms detected, %" G_GUINT64_FORMAT
@@ -405,14 +397,6 @@ static gpointer side_files_main(gpointer data)
         s->ok = results_close(f, RESULTS_TOPOLOGY, &s->err);
     }
     return NULL;
-}
-
-/* waits for the side files' thread, if one was started and not yet joined */
-static void side_files_join(GThread **t)
-{
-    if (*t)
-        g_thread_join(*t);
-    *t = NULL;
 }
 
 /* Multi-GPU servers: results per layer and per rail, where each collective's time went, and
@@ -672,7 +656,6 @@ int run_scenario(const struct run_options *o)
         outcome_rows_write_all(xrows, net_outcome_seen, n, cpus_available()); /* the rows the stream left */
     outcome_rows_end(xrows);
     xrows = NULL;
-    run_analysis_join(&analysis); /* before anything that may fail and free the fabric */
     FILE *f = xf;
     xf = NULL;
     if (!results_close(f, RESULTS_TRANSFERS, &err))
@@ -686,11 +669,10 @@ int run_scenario(const struct run_options *o)
             goto fail;
     }
     struct side_files side = { .n = n, .rd = &rd, .sw = &sw, .end = end };
-    GThread *side_thread = g_thread_try_new("results", side_files_main, &side, NULL);
-    if (!side_thread)
-        side_files_main(&side);
+    struct beside side_work;
+    beside_start(&side_work, "results", side_files_main, &side, true);
     if (topo->servers) { /* they read pfc.csv back, which the side files close */
-        side_files_join(&side_thread);
+        beside_join(&side_work);
         if (!side.ok || !write_server_files(n, &rd, end, &fig, &err)) {
             if (!side.ok)
                 g_propagate_error(&err, side.err);
@@ -698,7 +680,7 @@ int run_scenario(const struct run_options *o)
         }
     }
     summary_run_text(&summary, n, &fig, end, REPORT_PORTS); /* all of summary.json but its engine figures */
-    side_files_join(&side_thread);
+    beside_join(&side_work);
     if (!side.ok) {
         g_propagate_error(&err, side.err);
         goto fail;
@@ -738,6 +720,7 @@ fail:
     }
 quiet_fail:
     clear_stage(stages);
+    beside_join(&analysis.work); /* it reads the fabric, which the captures' closing writes */
     outcome_stream_stop(xstream);
     xstream = NULL;
     outcome_rows_abort(xrows); /* no percentiles of 33 M FCTs for a run that failed */

@@ -7,6 +7,7 @@
 #include "results_io/format.h"
 #include "results_io/row.h"
 #include "results_io/stats.h"
+#include "sim/beside.h"
 #include <math.h>
 #include <string.h>
 
@@ -172,13 +173,10 @@ void outcome_rows_end(struct outcome_rows *r)
     struct run_figures *fig = r->fig;
     uint64_t fq[3];
     struct sd_percentiles sdp = { r, { 0 } };
-    GThread *t = r->ksd >= OUTCOME_PCT_THREAD_MIN ? g_thread_try_new("percentiles", sd_percentiles_main, &sdp, NULL)
-                                                  : NULL;
+    struct beside sd_work;
+    beside_start(&sd_work, "percentiles", sd_percentiles_main, &sdp, r->ksd >= OUTCOME_PCT_THREAD_MIN);
     stats_percentiles_u64(r->fct, r->k, outcome_ps, 3, fq);
-    if (t)
-        g_thread_join(t);
-    else
-        sd_percentiles_main(&sdp);
+    beside_join(&sd_work);
     const double *sq = sdp.q;
     fig->fct_p50 = fq[0];
     fig->fct_p99 = fq[1];
